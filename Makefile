@@ -1,0 +1,35 @@
+# Every target bootstraps .venv itself; a fresh clone needs nothing else.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: index test check bench clean-venv
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	# the CPU build of torch first, so nothing later pulls a CUDA build
+	$(BIN)/python -m pip install -q "torch==2.13.0"
+	$(BIN)/python -m pip install -q -e ".[dev]"
+	touch $(STAMP)
+
+index: $(STAMP)
+	$(BIN)/funes index --yes --sample-if-empty
+	$(BIN)/funes status
+	$(BIN)/funes recall "why did we change the approach" -k 3
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+check: $(STAMP)
+	$(BIN)/lint-imports
+	$(BIN)/python -m pytest -q tests/test_cli_light.py
+
+bench: $(STAMP)
+	$(BIN)/python bench/index_bench.py
+	$(BIN)/python bench/recall_latency.py
+	$(BIN)/python bench/quality.py
+
+clean-venv:
+	rm -rf $(VENV)

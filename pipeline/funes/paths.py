@@ -1,0 +1,66 @@
+"""Every on-disk location funes uses, derived from FUNES_HOME; and where cards/ and schemas/ live."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+_REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def home() -> Path:
+    """$FUNES_HOME, default ~/.funes (not created here: writers create it)."""
+    env = os.environ.get("FUNES_HOME", "").strip()
+    return Path(env).expanduser() if env else Path.home() / ".funes"
+
+
+def memory_dir(base: Path | None = None) -> Path:
+    return (base or home()) / "memory"
+
+
+def chunks_table(memory: Path) -> Path:
+    return memory / "chunks.lance"
+
+
+def vectors_table(memory: Path) -> Path:
+    return memory / "vectors.lance"
+
+
+def index_dir(memory: Path) -> Path:
+    return memory / "index"
+
+
+def state_file(base: Path | None = None) -> Path:
+    return (base or home()) / "state.json"
+
+
+def lock_file(base: Path | None = None) -> Path:
+    # the name is the original's, so an old binary and funes never write at once
+    return (base or home()) / "store.lock"
+
+
+def schemas_dir() -> Path:
+    """schemas/ ships at the repo root; an installed wheel carries a copy inside the package."""
+    packaged = Path(__file__).resolve().parent / "_schemas"
+    return packaged if packaged.is_dir() else _REPO_ROOT / "schemas"
+
+
+def cards_dir() -> Path:
+    packaged = Path(__file__).resolve().parent / "_cards"
+    return packaged if packaged.is_dir() else _REPO_ROOT / "cards"
+
+
+def samples_dir() -> Path:
+    """Small bundled sample sessions used by `make index` on a machine with no agent history."""
+    return Path(__file__).resolve().parent / "samples"
+
+
+def home_roots() -> dict[str, Path]:
+    """The agent session folders funes looks for, in sweep order."""
+    h = Path.home()
+    return {
+        "claude_code": h / ".claude" / "projects",
+        "codex": h / ".codex" / "sessions",
+        "pi": h / ".pi" / "agent" / "sessions",
+        "hermes": h / ".hermes",
+    }

@@ -1,0 +1,44 @@
+"""Trace sources: each agent's transcripts -> the canonical turn/block frame (schemas/turns.json).
+
+The contract every source module (claude.py, codex.py, pi.py, hermes.py, parquet.py) keeps:
+
+    units(root: Path, limit: int | None = None) -> list[Unit]   cheap enumeration, newest first
+    read(unit: Unit) -> Parsed                                    whole unit -> one polars frame
+
+`read` never raises on bad content: malformed lines are counted in `Parsed.skipped` by a short
+reason ("malformed json", "truncated last line", ...). It raises `funes.errors.SourceError` only
+when the unit itself cannot be read (missing file, not a database). Source files are opened
+read-only and never written to.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+
+@dataclass(frozen=True)
+class Unit:
+    """What the indexer tracks incrementally: one transcript file, one hermes session, one parquet file."""
+
+    key: str  # state.json key; stable across runs
+    harness: str  # claude_code | codex | pi | hermes | parquet
+    path: Path  # the file (transcript, state.db, parquet) this unit lives in
+    signature: str | None  # changes whenever the unit's content may have changed; None = always re-read
+    mtime: float = 0.0  # newest-first ordering
+    session: str | None = None  # hermes: the session id inside the database
+
+
+@dataclass
+class Parsed:
+    """A unit read into the canonical frame, plus what was skipped and why."""
+
+    frame: pl.DataFrame
+    skipped: Counter = field(default_factory=Counter)
+
+    @property
+    def sessions(self) -> int:
+        return self.frame["session_id"].n_unique() if self.frame.height else 0
