@@ -1,0 +1,262 @@
+"""`funes index`: pick sources, store owed units' chunks, backfill vectors, refresh the indexes."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from funes import paths
+from funes.errors import SourceError, UsageError
+from funes.memory import Memory, State, ledger
+
+BUDGET_S = 60.0  # a no-path run (day zero, hooks) stops storing/embedding after about this long
+FLUSH_BLOCKS = 20_000  # blocks gathered before one chunk+append step (bounds memory and lost work)
+FLUSH_S = 5.0
+EMBED_STEP = 1024  # vectors appended per commit: a kill loses at most one step
+TIER_PASSES = (("text",), ("tool_use",), ("tool_result",))
+ALL_TIERS = (("text", "tool_use", "tool_result"),)
+_EMBED_PRIORITY = {"text": 0, "thinking": 0, "tool_use": 1, "tool_result": 2}
+
+
+@dataclass
+class Tally:
+    sessions: set = field(default_factory=set)
+    turns: int = 0
+    chunks: int = 0
+
+
+@dataclass
+class IndexReport:
+    sources: list[str] = field(default_factory=list)
+    tallies: dict[str, Tally] = field(default_factory=dict)
+    skipped: Counter = field(default_factory=Counter)  # reason -> lines/records skipped
+    failed: list[tuple[str, str]] = field(default_factory=list)  # unit key, reason
+    redacted: Counter = field(default_factory=Counter)
+    units_total: int = 0
+    units_current: int = 0
+    chunks_added: int = 0
+    vectors_added: int = 0
+    vectors_pending: int = 0
+    budget_stopped: bool = False
+    sample: bool = False
+    elapsed: float = 0.0
+
+
+@dataclass
+class Options:
+    path: str | None = None
+    harness: str | None = None
+    no_thinking: bool = False
+    limit: int | None = None
+    yes: bool = False
+    auto: bool = False  # no path: sweep every known folder, or the bundled samples when none exists
+    interactive: bool = False
+    no_embed: bool = False  # store text only (benchmarks of time-to-searchable)
+
+
+def pick_sources(opts: Options) -> tuple[list, bool]:
+    """Upstream-spec 3.1 dispatch; returns (sources, whether this is a budgeted run)."""
+    from funes.traces import source
+
+    harness = source.parse_harness(opts.harness) if opts.harness else None
+    if opts.path:
+        p = Path(opts.path).expanduser()
+        if not p.exists():
+            raise UsageError(f"no such path: {opts.path}")
+        return source.resolve(p, harness), False
+    roots = source.known_roots()
+    if harness:
+        roots = [(h, r) for h, r in roots if h == harness]
+        if not roots:
+            raise UsageError(f"no {opts.harness} session dir found on this machine")
+    elif not (opts.interactive or opts.auto):
+        raise UsageError("an automated run must name a target: a PATH, --harness H, or --auto")
+    if not roots:
+        if opts.auto:
+            samples = paths.samples_dir()
+            return [s for h in ("claude", "codex") for s in source.resolve(samples / h, h)], True
+        raise UsageError(
+            "no agent sessions found under ~/.claude/projects, ~/.codex/sessions, ~/.pi/agent/sessions or ~/.hermes",
+            "pass a PATH, or `--auto` to index the bundled sample sessions",
+        )
+    return [s for h, r in roots for s in source.resolve(r, h)], True
+
+
+def index(opts: Options, progress=lambda msg, transient=False: None) -> IndexReport:
+    sources, budgeted = pick_sources(opts)
+    report = IndexReport(sources=[s.describe() for s in sources])
+    report.sample = bool(sources) and all(paths.samples_dir() in Path(s.root).parents for s in sources)
+    started = time.monotonic()
+    with ledger.writer_lock(paths.lock_file()):
+        mem = Memory.resolve(None)
+        st, msg = mem.state()
+        if st in (State.INCOMPATIBLE, State.UNREADABLE):
+            mem.require()
+        run = _Run(opts, mem, report, progress, started, budgeted and not opts.yes)
+        run.store(sources, TIER_PASSES if budgeted else ALL_TIERS)
+        if not opts.no_embed:
+            run.embed()
+        report.vectors_pending = len(mem.pending_rows())
+        if report.chunks_added or report.vectors_added:
+            _refresh(mem, progress)
+    report.elapsed = time.monotonic() - started
+    return report
+
+
+def _refresh(mem: Memory, progress) -> None:
+    from funes.memory import indexes
+
+    progress("updating search indexes", True)
+    indexes.refresh(mem)
+
+
+class _Run:
+    """One index run's mutable state: the ledger, ids already stored, the budget clock."""
+
+    def __init__(self, opts: Options, mem: Memory, report: IndexReport, progress, started: float, budgeted: bool):
+        self.opts, self.mem, self.report, self.progress = opts, mem, report, progress
+        self.started, self.budgeted = started, budgeted
+        self.state = ledger.load_state(paths.state_file()) if mem.chunk_count() else {}
+        self.seen: set[str] = set()  # units counted in the tallies this run
+        self.known: set[str] | None = None  # every stored id, loaded once for big batches
+        self.added: set[str] = set()
+
+    def over_budget(self) -> bool:
+        if self.budgeted and time.monotonic() - self.started > BUDGET_S:
+            self.report.budget_stopped = True
+            return True
+        return False
+
+    # ---- phase 1: chunks -----------------------------------------------------------------
+
+    def store(self, sources, passes) -> None:
+        units = [(s, u) for s in sources for u in s.units(self.opts.limit)]
+        self.report.units_total = len(units)
+        self.report.units_current = sum(
+            ledger.is_current(self.state, u.key, u.signature, "tool_result") for _, u in units
+        )
+        for tiers in passes:
+            target = tiers[-1]
+            owed = [(s, u) for s, u in units if not ledger.is_current(self.state, u.key, u.signature, target)]
+            batch, rows, last = [], 0, time.monotonic()
+            for i, (src, unit) in enumerate(owed, 1):
+                self.progress(f"{target} [{i}/{len(owed)}] {unit.key}", True)
+                blocks = self._read(src, unit, tiers)
+                if blocks is None:
+                    continue
+                batch.append((unit, target, blocks))
+                rows += blocks.num_rows
+                if rows >= FLUSH_BLOCKS or time.monotonic() - last > FLUSH_S:
+                    self._flush(batch)
+                    batch, rows, last = [], 0, time.monotonic()
+                    if self.over_budget():
+                        return
+            self._flush(batch)
+            if self.over_budget():
+                return
+
+    def _read(self, src, unit, tiers):
+        from funes.ingest import stages
+        from funes.traces import repo as repos
+
+        try:
+            parsed = src.read(unit)
+        except SourceError as e:
+            self.report.failed.append((unit.key, str(e)))
+            return None
+        frame = parsed.frame
+        if unit.key not in self.seen:
+            self.seen.add(unit.key)
+            self.report.skipped.update(parsed.skipped)
+            if frame.height:
+                tally = self.report.tallies.setdefault(frame["harness"][0], Tally())
+                tally.sessions.update(frame["session_id"].unique().to_list())
+                tally.turns += frame.select(["session_id", "turn_uuid"]).n_unique()
+        table = frame.to_arrow()
+        repo = repos.repo_for_unit(unit, frame) if frame.height else ""
+        import pyarrow as pa
+
+        table = table.append_column("repo", pa.array([repo] * table.num_rows, pa.string()))
+        return stages.select(table, set(tiers), include_thinking=not self.opts.no_thinking)
+
+    def _known_ids(self, sessions: list[str]) -> set[str]:
+        if self.known is None and len(sessions) <= 64:
+            return set(self.mem.stored_ids(sessions).to_pylist()) | self.added
+        if self.known is None:
+            self.known = set(self.mem.stored_ids().to_pylist())
+        return self.known | self.added if len(self.added) < 1000 else self.known.union(self.added)
+
+    def _flush(self, batch) -> None:
+        if not batch:
+            return
+        import pyarrow as pa
+
+        from funes.ingest import run
+        from funes.ingest.redact import redact_texts
+
+        blocks = pa.concat_tables([b for _, _, b in batch]).combine_chunks()
+        chunks, removed = run.chunk_blocks(blocks, redact_texts)
+        self.report.redacted.update(removed)
+        sessions = chunks["session_id"].unique().to_pylist()
+        known = self._known_ids(sessions)
+        ids = chunks["id"].to_pylist()
+        keep, fresh = [], set()
+        for i, cid in enumerate(ids):
+            if cid not in known and cid not in fresh:
+                keep.append(i)
+                fresh.add(cid)
+        new = chunks.take(keep)
+        if new.num_rows:
+            self.mem.append_chunks(new)
+            self.added.update(fresh)
+            self.report.chunks_added += new.num_rows
+            for h, n in Counter(new["harness"].to_pylist()).items():
+                self.report.tallies.setdefault(h, Tally()).chunks += n
+        # the ledger moves only after the rows are committed: a kill re-reads, ids dedup
+        for unit, target, _ in batch:
+            if unit.signature is not None:
+                self.state[unit.key] = {"sig": unit.signature, "level": target}
+        ledger.save_state(paths.state_file(), self.state)
+        self.progress(f"stored {self.report.chunks_added} chunks", False)
+
+    # ---- phase 2: vectors ----------------------------------------------------------------
+
+    def embed(self) -> None:
+        pending = self.mem.pending_rows()
+        if not len(pending) or self.over_budget():
+            return
+        from funes import models
+        from funes.ingest import run
+
+        embedder = models.load_embedder()
+        ds = self.mem.chunks()
+        order = _embed_order(ds, pending)
+        t0 = time.monotonic()
+        for lo in range(0, len(order), EMBED_STEP):
+            rows = order[lo : lo + EMBED_STEP]
+            table = ds.take(rows.tolist(), columns=["id", "text"])
+            vectors = run.embed_rows(table, embedder)
+            self.mem.append_vectors(rows, table["id"].to_pylist(), vectors, embedder.model_id)
+            self.report.vectors_added += len(rows)
+            rate = self.report.vectors_added / max(time.monotonic() - t0, 1e-9)
+            self.progress(f"embedded {self.report.vectors_added}/{len(order)} chunks ({rate:.0f}/s)", True)
+            if self.over_budget():
+                return
+
+
+def _embed_order(ds, pending):
+    """Text before tool calls before tool output; newest first within a tier."""
+    import numpy as np
+
+    meta = ds.take(pending.tolist(), columns=["block_type", "ts"])
+    prio = np.array([_EMBED_PRIORITY.get(b, 0) for b in meta["block_type"].to_pylist()])
+    ts = np.array(meta["ts"].to_pylist(), dtype=object)
+    order = sorted(range(len(pending)), key=lambda i: (prio[i], not ts[i], _neg(ts[i])))
+    return pending[np.array(order, dtype=np.int64)] if order else pending
+
+
+def _neg(ts: str) -> tuple:
+    # newest first without parsing: invert the characters of the (ISO-like) stamp
+    return tuple(-ord(c) for c in (ts or ""))

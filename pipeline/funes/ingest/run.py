@@ -1,0 +1,54 @@
+"""The ingest pipeline as datasets.map stages: blocks -> clean -> chunks; chunks -> vectors."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pyarrow as pa
+
+from funes.ingest import stages
+
+
+def _dataset(table: pa.Table):
+    import datasets
+    from datasets.table import InMemoryTable
+
+    datasets.disable_progress_bars()
+    return datasets.Dataset(InMemoryTable(table)).with_format("arrow")
+
+
+def _map(ds, fn, tag: str, batch_size: int, drop: bool = False):
+    # an explicit fingerprint: hashing closures over models/scanners is slow and pointless here
+    return ds.map(
+        fn, batched=True, batch_size=batch_size, keep_in_memory=True, new_fingerprint=tag,
+        remove_columns=ds.column_names if drop else None,
+    )
+
+
+def chunk_blocks(blocks: pa.Table, redact) -> tuple[pa.Table, Counter]:
+    """Canonical block rows (plus `repo`) -> chunk rows of schemas/chunks.json, and secrets removed."""
+    if blocks.num_rows == 0:
+        return stages.schema.arrow_schema("chunks").empty_table(), Counter()
+    ds = _dataset(blocks)
+    ds = _map(ds, lambda b: stages.clean(b, redact), "clean", 512)
+    removed = Counter(k for ks in ds.data.table["redactions"].to_pylist() for k in ks)
+    ds = _map(ds, stages.split, "split", 512, drop=True)
+    return ds.data.table.cast(stages.schema.arrow_schema("chunks")), removed
+
+
+def embed_rows(rows: pa.Table, embedder, batch_size: int = 256) -> np.ndarray:
+    """Chunk rows (id, row, text) -> float32 vectors, in row order."""
+    from funes.ingest.embed import embed_texts
+
+    if rows.num_rows == 0:
+        return np.empty((0, embedder.dim), dtype=np.float32)
+
+    def stage(b: pa.Table) -> pa.Table:
+        vec = embed_texts(b["text"].to_pylist(), embedder)
+        flat = pa.array(np.ascontiguousarray(vec, dtype=np.float32).reshape(-1))
+        return pa.table({"vector": pa.FixedSizeListArray.from_arrays(flat, embedder.dim)})
+
+    out = _map(_dataset(rows.select(["text"])), stage, "embed", batch_size, drop=True)
+    col = out.data.table["vector"].combine_chunks()
+    return col.flatten().to_numpy(zero_copy_only=False).reshape(-1, embedder.dim)

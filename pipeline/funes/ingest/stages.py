@@ -1,0 +1,48 @@
+"""Batch stages over Arrow tables: select tiers, elide + redact whole blocks, split into chunk rows."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from funes import schema
+from funes.ingest import chunk
+
+TOOL_TIERS = {"tool_use": "tool_use", "tool_result": "tool_result"}
+
+
+def select(blocks: pa.Table, tiers: set[str], include_thinking: bool) -> pa.Table:
+    """Keep the blocks of the given tiers (thinking optional); block_idx keeps its original number."""
+    kind = blocks["block_type"]
+    tier = pc.if_else(pc.is_in(kind, pa.array(["tool_use", "tool_result"])), kind, pa.scalar("text"))
+    mask = pc.is_in(tier, pa.array(sorted(tiers)))
+    if not include_thinking:
+        mask = pc.and_(mask, pc.not_equal(kind, "thinking"))
+    return blocks.filter(mask)
+
+
+def clean(batch: pa.Table, redact) -> pa.Table:
+    """Elide data-URI payloads, then redact secrets in each WHOLE block (before any split)."""
+    texts = [chunk.elide_data_uris(t) for t in batch["text"].to_pylist()]
+    redacted, kinds = redact(texts)
+    out = batch.set_column(batch.schema.get_field_index("text"), "text", pa.array(redacted, pa.string()))
+    return out.append_column("redactions", pa.array(kinds, pa.list_(pa.string())))
+
+
+def split(batch: pa.Table) -> pa.Table:
+    """Render each block, split it into <=1200-char pieces, and give each piece its coordinate id."""
+    cols = {name: [] for name in schema.CHUNK_COLUMNS}
+    rows = batch.select(
+        ["session_id", "workdir", "turn_uuid", "parent_uuid", "seq", "ts", "role", "block_type",
+         "tool_name", "source_path", "block_idx", "harness", "repo", "text"]
+    ).to_pylist()
+    for r in rows:
+        pieces = chunk.split(chunk.render(r["block_type"], r["text"], r["tool_name"]))
+        for split_idx, piece in enumerate(pieces):
+            cols["id"].append(chunk.chunk_id(r["session_id"], r["turn_uuid"], r["block_idx"], split_idx))
+            cols["text"].append(piece)
+            cols["split_idx"].append(split_idx)
+            for name in ("session_id", "workdir", "turn_uuid", "parent_uuid", "seq", "ts", "role",
+                         "block_type", "tool_name", "source_path", "block_idx", "harness", "repo"):
+                cols[name].append(r[name])
+    return pa.table(cols, schema=schema.arrow_schema("chunks"))
