@@ -15,9 +15,9 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 index: $(STAMP)
-	$(BIN)/funes index --yes --sample-if-empty
+	$(BIN)/funes index --auto
 	$(BIN)/funes status
-	$(BIN)/funes recall "why did we change the approach" -k 3
+	$(BIN)/funes recall "why did we move off the streaming parser" -k 3
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -11,8 +12,10 @@ from funes import paths
 from funes.errors import SourceError, UsageError
 from funes.memory import Memory, State, ledger
 
-BUDGET_S = 60.0  # a no-path run (day zero, hooks) stops storing/embedding after about this long
-FLUSH_BLOCKS = 20_000  # blocks gathered before one chunk+append step (bounds memory and lost work)
+# a no-path run (day zero, hooks) stops storing/embedding after about this long
+BUDGET_S = float(os.environ.get("FUNES_INDEX_BUDGET", "60"))
+# blocks gathered before one chunk+append step (bounds memory and the work a kill can lose)
+FLUSH_BLOCKS = int(os.environ.get("FUNES_FLUSH_BLOCKS", "5000"))
 FLUSH_S = 5.0
 EMBED_STEP = 1024  # vectors appended per commit: a kill loses at most one step
 TIER_PASSES = (("text",), ("tool_use",), ("tool_result",))
