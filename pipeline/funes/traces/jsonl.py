@@ -1,0 +1,179 @@
+"""Shared JSONL machinery: a reader that never crashes and never drops silently, and file units.
+
+Reading (upstream-spec 1.2, made accountable): the whole file is read as bytes and decoded as
+UTF-8 with invalid sequences replaced; lines are split on `\\n` only (JSON strings may hold raw
+U+2028/U+0085, which `str.splitlines` would break on), one trailing `\\r` dropped, blank lines
+skipped. Every line that is not kept as-is is counted in a Counter under one of READER_REASONS.
+Upstream drops bad lines silently and drops lone-surrogate lines (serde rejects them); we count
+the former and keep the latter with U+FFFD in place of each lone surrogate.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+from funes.errors import SourceError
+from funes.traces import Unit
+from funes.traces.frame import WHITESPACE
+
+MALFORMED = "malformed json"
+TRUNCATED = "truncated last line"
+TWO_OBJECTS = "two objects on one line"
+LONE_SURROGATE = "lone surrogate"
+INVALID_UTF8 = "invalid utf-8"
+NOT_OBJECT = "not a json object"
+EMPTY_FILE = "empty file"
+READER_REASONS = (MALFORMED, TRUNCATED, TWO_OBJECTS, LONE_SURROGATE, INVALID_UTF8, NOT_OBJECT, EMPTY_FILE)
+
+_DECODER = json.JSONDecoder()
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as e:
+        raise SourceError(f"cannot read {path}: {e.strerror or e}") from e
+
+
+def decode_lines(data: bytes, skipped: Counter) -> list[str]:
+    """UTF-8 lines split on \\n; a line with invalid bytes is kept (U+FFFD) and counted."""
+    try:
+        lines = data.decode("utf-8").split("\n")
+    except UnicodeDecodeError:
+        # only a damaged file pays for line-by-line decoding, to count exactly the bad lines
+        lines = [_decode_counting(raw, skipped) for raw in data.split(b"\n")]
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def _decode_counting(raw: bytes, skipped: Counter) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        skipped[INVALID_UTF8] += 1
+        return raw.decode("utf-8", errors="replace")
+
+
+def read_records(path: Path) -> tuple[list[dict], Counter]:
+    """Every JSON object in a JSONL file, in order, and the count of what could not be kept whole."""
+    data = read_bytes(path)
+    skipped: Counter = Counter()
+    if not data.strip():
+        skipped[EMPTY_FILE] += 1
+        return [], skipped
+    lines = decode_lines(data, skipped)
+    last = len(lines) - 1  # a file ending in \n has an empty last element: nothing is truncated
+    records: list[dict] = []
+    for i, line in enumerate(lines):
+        line = line.strip(WHITESPACE)
+        if line:
+            records.extend(parse_line(line, i == last, skipped))
+    return records, skipped
+
+
+def parse_line(line: str, is_last: bool, skipped: Counter) -> list[dict]:
+    try:
+        values = [json.loads(line)]
+    except json.JSONDecodeError:
+        values = _recover(line, is_last, skipped)
+    if "\\ud" in line or "\\uD" in line:  # cheap prefilter: only escapes can make lone surrogates
+        values = [_sanitize_counting(v, skipped) for v in values]
+    kept = [v for v in values if isinstance(v, dict)]
+    if len(kept) < len(values):
+        skipped[NOT_OBJECT] += len(values) - len(kept)
+    return kept
+
+
+def _recover(line: str, is_last: bool, skipped: Counter) -> list:
+    """Objects written back to back without a newline are all kept; anything else is counted."""
+    values, pos = [], 0
+    while pos < len(line):
+        try:
+            value, end = _DECODER.raw_decode(line, pos)
+        except json.JSONDecodeError:
+            skipped[TRUNCATED if is_last else MALFORMED] += 1
+            return values
+        values.append(value)
+        pos = len(line) - len(line[end:].lstrip(WHITESPACE))
+    if len(values) > 1:
+        skipped[TWO_OBJECTS] += 1
+    return values
+
+
+def _sanitize_counting(value: object, skipped: Counter) -> object:
+    clean = sanitize(value)
+    if clean != value:  # a replaced key changes the dict too, so this sees keys and values
+        skipped[LONE_SURROGATE] += 1
+    return clean
+
+
+def sanitize(value: object) -> object:
+    """Replace every lone surrogate (Python's json accepts "\\ud800") by U+FFFD, recursively."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {sanitize(k): sanitize(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [sanitize(v) for v in value]
+    return value
+
+
+def fallback_workdir(path: Path) -> str:
+    """The dir after the first `projects` dir (Claude's munged cwd), else the parent dir's name."""
+    dirs = path.parts[:-1]
+    if "projects" in dirs:
+        i = dirs.index("projects")
+        if i + 1 < len(dirs):
+            return dirs[i + 1]
+    return path.parent.name
+
+
+def walk_jsonl(root: Path) -> list[Path]:
+    """Regular `*.jsonl` files under root, recursively, not following symlinks, sorted by path."""
+    if root.is_file():
+        return [root]
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames.sort()
+        for name in filenames:
+            p = Path(dirpath, name)
+            if p.suffix == ".jsonl" and not p.is_symlink() and p.is_file():
+                found.append(p)
+    return sorted(found)
+
+
+def file_signature(path: Path) -> tuple[str | None, float]:
+    """`<size>:<mtime_ns>` (finer than upstream's seconds: two writes in one second still differ)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None, 0.0
+    return f"{st.st_size}:{st.st_mtime_ns}", st.st_mtime
+
+
+def is_subagent(path: Path) -> bool:
+    return path.stem.startswith("agent-")
+
+
+def file_units(
+    paths: list[Path], harness: str | Callable[[Path], str], limit: int | None = None
+) -> list[Unit]:
+    """One unit per file: newest first, the first `limit` kept, then subagent files moved last.
+
+    `harness` is a facet, or a function naming each file's (for a folder of mixed transcripts).
+    """
+    units = []
+    for p in sorted(paths):
+        sig, mtime = file_signature(p)
+        facet = harness if isinstance(harness, str) else harness(p)
+        units.append(Unit(key=str(p), harness=facet, path=p, signature=sig, mtime=mtime))
+    units.sort(key=lambda u: -u.mtime)
+    if limit is not None:
+        units = units[: max(limit, 0)]
+    units.sort(key=lambda u: is_subagent(u.path))
+    return units
