@@ -1,0 +1,139 @@
+"""pi sessions (~/.pi/agent/sessions/<dir>/<file>.jsonl) -> the turns frame.
+
+As upstream-spec 1.5 for v3 tree sessions (entries carry 8-hex `id`/`parentId`). Changed from
+upstream: older linear sessions (no `version`, entries without `id`) would all share turn_uuid ""
+upstream; here each turn gets `<session>-<seq>` and its parent is the previous retained turn.
+A user message whose `content` is a plain string becomes a text block (upstream drops it), and a
+`bashExecution` message (a command the user ran with `!`) becomes a user turn holding the
+command as a `bash` tool_use and its output as the tool_result, instead of being dropped.
+Compaction summaries and control entries stay skipped (derived or not conversation).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from funes.traces import Parsed, Unit
+from funes.traces.frame import (
+    Block,
+    Turn,
+    backfill_tool_names,
+    blank,
+    build_frame,
+    compact_json,
+    flatten,
+    munge_workdir,
+    parsed,
+)
+from funes.traces.jsonl import fallback_workdir, file_units, read_records, walk_jsonl
+
+HARNESS = "pi"
+
+
+def units(root: Path, limit: int | None = None) -> list[Unit]:
+    return file_units(walk_jsonl(root), HARNESS, limit)
+
+
+def read(unit: Unit) -> Parsed:
+    records, skipped = read_records(unit.path)
+    turns = [t for t in (entry_turn(r) for r in records) if t is not None]
+    link_linear(turns, unit.path.stem)
+    backfill_tool_names(turns)  # toolResult names are inline; this only fills the rare gap
+    frame = build_frame(unit.path.stem, workdir(records, unit.path), turns, str(unit.path), HARNESS)
+    return parsed(frame, skipped)
+
+
+def workdir(records: list[dict], path: Path) -> str:
+    header = next((r for r in records if r.get("type") == "session"), {})
+    return munge_workdir(header.get("cwd")) or fallback_workdir(path)
+
+
+def entry_turn(entry: dict) -> Turn | None:
+    message = entry.get("message")
+    if entry.get("type") != "message" or not isinstance(message, dict):
+        return None
+    role = message.get("role")
+    blocks = role_blocks(role, message)
+    if blocks is None:
+        return None
+    parent = entry.get("parentId")
+    return Turn(
+        turn_uuid=_str(entry.get("id")) or "",
+        role={"toolResult": "tool", "bashExecution": "user"}.get(role, role),
+        ts=timestamp(entry.get("timestamp")),
+        blocks=blocks,
+        parent_uuid=parent if isinstance(parent, str) else None,
+    )
+
+
+def role_blocks(role: object, message: dict) -> list[Block] | None:
+    if role == "user":
+        return user_blocks(message.get("content"))
+    if role == "assistant":
+        return assistant_blocks(message.get("content"))
+    if role == "toolResult":
+        text = flatten(message.get("content"))
+        name, call = _str(message.get("toolName")), _str(message.get("toolCallId"))
+        return [] if blank(text) else [Block("tool_result", text, name, call)]
+    if role == "bashExecution":
+        return bash_blocks(message)
+    return None
+
+
+def user_blocks(content: object) -> list[Block]:
+    if isinstance(content, str):
+        return [] if blank(content) else [Block("text", content)]
+    if not isinstance(content, list):
+        return []
+    return [
+        Block("text", e["text"])
+        for e in content
+        if isinstance(e, dict) and e.get("type") == "text" and not blank(e.get("text"))
+    ]
+
+
+def assistant_blocks(content: object) -> list[Block]:
+    blocks = []
+    for e in content if isinstance(content, list) else []:
+        kind = e.get("type") if isinstance(e, dict) else None
+        if kind == "thinking" and not blank(e.get("thinking")):
+            blocks.append(Block("thinking", e["thinking"]))
+        elif kind == "text" and not blank(e.get("text")):  # pi often emits whitespace-only text
+            blocks.append(Block("text", e["text"]))
+        elif kind == "toolCall":
+            args = compact_json(e.get("arguments", {}))
+            blocks.append(Block("tool_use", args, _str(e.get("name")), _str(e.get("id"))))
+    return blocks
+
+
+def bash_blocks(message: dict) -> list[Block]:
+    command, output = message.get("command"), message.get("output")
+    if blank(command):
+        return []
+    blocks = [Block("tool_use", compact_json({"command": command}), "bash")]
+    if not blank(output):
+        blocks.append(Block("tool_result", output, "bash"))
+    return blocks
+
+
+def link_linear(turns: list[Turn], session_id: str) -> None:
+    """Linear (pre-v3) sessions have no ids: number the retained turns and chain each to the last."""
+    kept = [t for t in turns if t.blocks]
+    if any(t.turn_uuid for t in kept):
+        return
+    for seq, t in enumerate(kept):
+        t.turn_uuid = f"{session_id}-{seq}"
+        t.parent_uuid = f"{session_id}-{seq - 1}" if seq else None
+
+
+def timestamp(value: object) -> str:
+    """A string as-is; a JSON number stringified (pi once wrote epoch millis); else ""."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return ""
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
