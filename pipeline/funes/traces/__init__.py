@@ -9,6 +9,13 @@ The contract every source module (claude.py, codex.py, pi.py, hermes.py, parquet
 reason ("malformed json", "truncated last line", ...). It raises `funes.errors.SourceError` only
 when the unit itself cannot be read (missing file, not a database). Source files are opened
 read-only and never written to.
+
+Modules: frame.py (Turn/Block -> the frame), jsonl.py (line reader, file units), one parser per
+format (claude, codex, pi, hermes, hermes_logs, parquet), source.py (what a path holds, which
+parser reads it; the entry point for commands), repo.py (git remote attribution).
+Skip reasons in `Parsed.skipped`: "malformed json", "truncated last line", "two objects on one
+line" (both objects kept), "lone surrogate" (kept, as U+FFFD), "invalid utf-8" (kept, as
+U+FFFD), "not a json object", "empty file", "no turns", "not a transcript", "corrupt row".
 """
 
 from __future__ import annotations
