@@ -43,6 +43,8 @@ class IndexReport:
     vectors_added: int = 0
     vectors_pending: int = 0
     budget_stopped: bool = False
+    searchable_at: float | None = None  # seconds until the new text was in the lexical index
+    tier_done: dict[str, float] = field(default_factory=dict)  # tier -> seconds until it was searchable
     sample: bool = False
     elapsed: float = 0.0
 
@@ -99,10 +101,13 @@ def index(opts: Options, progress=lambda msg, transient=False: None) -> IndexRep
             mem.require()
         run = _Run(opts, mem, report, progress, started, budgeted and not opts.yes)
         run.store(sources, TIER_PASSES if budgeted else ALL_TIERS)
+        if report.chunks_added:
+            _refresh(mem, progress)  # text is searchable now, before any of it is embedded
+            report.searchable_at = time.monotonic() - started
         if not opts.no_embed:
             run.embed()
         report.vectors_pending = len(mem.pending_rows())
-        if report.chunks_added or report.vectors_added:
+        if report.vectors_added:
             _refresh(mem, progress)
     report.elapsed = time.monotonic() - started
     return report
@@ -157,12 +162,16 @@ class _Run:
                     if self.over_budget():
                         return
             self._flush(batch)
+            self.report.tier_done[target] = time.monotonic() - self.started
             if self.over_budget():
                 return
 
     def _read(self, src, unit, tiers):
+        import pyarrow as pa
+
         from funes.ingest import stages
         from funes.traces import repo as repos
+        from funes.traces.frame import as_arrow
 
         try:
             parsed = src.read(unit)
@@ -177,10 +186,8 @@ class _Run:
                 tally = self.report.tallies.setdefault(frame["harness"][0], Tally())
                 tally.sessions.update(frame["session_id"].unique().to_list())
                 tally.turns += frame.select(["session_id", "turn_uuid"]).n_unique()
-        table = frame.to_arrow()
+        table = as_arrow(frame)
         repo = repos.repo_for_unit(unit, frame) if frame.height else ""
-        import pyarrow as pa
-
         table = table.append_column("repo", pa.array([repo] * table.num_rows, pa.string()))
         return stages.select(table, set(tiers), include_thinking=not self.opts.no_thinking)
 
