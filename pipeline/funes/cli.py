@@ -41,6 +41,49 @@ def cmd_index(args) -> int:
     return 0
 
 
+def cmd_recall(args) -> int:
+    from funes import render
+    from funes.commands.recall import recall
+
+    result = recall(
+        " ".join(args.query), memory=args.memory, k=args.k, candidates=args.candidates, half_life=args.half_life,
+        recency_floor=args.recency_floor, neighbors=args.neighbors, block_type=args.type, harness=args.harness,
+    )
+    sys.stdout.write(render.recall_json(result) if args.json else render.recall_agent(result))
+    return 0
+
+
+def cmd_get(args) -> int:
+    from funes import render
+    from funes.commands.get import get
+
+    result = get(args.session_id, args.turn_uuid, memory=args.memory, window=args.window)
+    human = args.format == "human" or (args.format is None and sys.stdin.isatty() and sys.stdout.isatty())
+    if human:
+        width = min(max(_int_env("COLUMNS", 100), 40), 120)
+        color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+        sys.stdout.write(render.get_human(result, width=width, color=color, highlight=args.highlight))
+    else:
+        sys.stdout.write(render.get_agent(result))
+    return 0
+
+
+def cmd_status(args) -> int:
+    from funes import render
+    from funes.commands.status import status
+
+    st = status(args.memory or args.memory_pos)
+    sys.stdout.write(render.status_json(st) if args.json else render.status_text(st))
+    return 0
+
+
+def _int_env(name: str, default: int) -> int:
+    try:
+        return int(os.environ.get(name, ""))
+    except ValueError:
+        return default
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="funes", description="Local-first memory for coding agents.")
     p.add_argument("--version", action="version", version=f"funes {__version__}")
@@ -56,6 +99,36 @@ def build_parser() -> argparse.ArgumentParser:
                     help="sweep every agent folder found (or the bundled samples when there is none)")
     ix.add_argument("--no-embed", action="store_true", help="store text only; vectors are backfilled later")
     ix.set_defaults(func=cmd_index)
+
+    rc = sub.add_parser("recall", help="recall passages from past agent sessions (agent format)")
+    rc.add_argument("query", nargs="*", help="what to recall, in free text")
+    rc.add_argument("-k", "--k", type=int, default=8, help="number of hits (default 8)")
+    rc.add_argument("--candidates", type=int, default=30, help="fused pool the reranker sees (default 30)")
+    rc.add_argument("--half-life", type=float, default=30.0, metavar="DAYS",
+                    help="recency half-life in days; <= 0 turns recency off (default 30)")
+    rc.add_argument("--recency-floor", type=float, default=0.9, metavar="F",
+                    help="share of its score the oldest hit keeps (default 0.9; 0 = the original's pure decay)")
+    rc.add_argument("--neighbors", type=int, default=1, metavar="W", help="attach chunks within W seqs (default 1)")
+    rc.add_argument("--type", choices=("text", "thinking", "tool_use", "tool_result"), help="only this block type")
+    rc.add_argument("--harness", metavar=HARNESSES, help="only this agent's sessions")
+    rc.add_argument("--memory", metavar="local|PATH", help="which memory (default: local)")
+    rc.add_argument("--json", action="store_true", help="one JSON document instead of the agent format")
+    rc.set_defaults(func=cmd_recall)
+
+    gt = sub.add_parser("get", help="reopen the turns around one recalled turn")
+    gt.add_argument("session_id")
+    gt.add_argument("turn_uuid")
+    gt.add_argument("--window", type=int, default=3, help="turns either side, by seq (default 3)")
+    gt.add_argument("--memory", metavar="local|PATH", help="the memory named by the hit's → get line")
+    gt.add_argument("--format", choices=("human", "agent"), help="default: human on a terminal, else agent")
+    gt.add_argument("--highlight", metavar="TEXT", help="mark where TEXT first occurs (human format)")
+    gt.set_defaults(func=cmd_get)
+
+    st = sub.add_parser("status", help="what the memory holds and how fresh its indexes are")
+    st.add_argument("memory_pos", nargs="?", metavar="MEMORY", help=argparse.SUPPRESS)
+    st.add_argument("--memory", metavar="local|PATH", help="which memory (default: local)")
+    st.add_argument("--json", action="store_true", help="machine-readable")
+    st.set_defaults(func=cmd_status)
     return p
 
 

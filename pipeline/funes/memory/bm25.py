@@ -1,0 +1,154 @@
+"""BM25 segments: term-frequency postings of one contiguous chunk-row range, scored with global statistics.
+
+A segment is a bm25s index directory (``data/indices/indptr.csc.index.npy``, ``vocab.index.json``,
+``params.index.json``) whose ``data`` holds the raw term frequency of each (term, document)
+posting rather than a precomputed score, plus ``doclen.npy`` (tokens per document). Precomputed
+bm25s scores bake in the segment's own IDF and average length, which would make a 5-row delta
+segment score on a different scale from the base; keeping tf lets `search` score every segment
+with the statistics of the WHOLE memory (N, document frequency summed over segments, average
+length), so any split into segments ranks exactly like one index built from scratch.
+
+Reading skips the bm25s import (it pulls scipy, ~0.5 s on a cold CLI): the arrays are opened with
+``np.load(mmap_mode="r")``, which is what ``bm25s.BM25.load(..., mmap=True)`` does.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+K1 = 1.2
+B = 0.75
+_FILES = ("data.csc.index.npy", "indices.csc.index.npy", "indptr.csc.index.npy")
+
+
+@dataclass
+class Segment:
+    start: int  # first chunk row covered
+    vocab: dict[str, int]
+    data: np.ndarray  # float32 term frequencies, CSC by term
+    indices: np.ndarray  # int32 local document of each posting
+    indptr: np.ndarray  # int64, len(vocab)+1
+    doclen: np.ndarray  # float32 tokens per document
+
+    @property
+    def n(self) -> int:
+        return len(self.doclen)
+
+    def postings(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
+        tid = self.vocab.get(term)
+        if tid is None:
+            return None
+        lo, hi = int(self.indptr[tid]), int(self.indptr[tid + 1])
+        return self.indices[lo:hi], self.data[lo:hi]
+
+
+def build(token_lists: list[list[str]], start: int) -> Segment:
+    """Postings of documents `start`, `start+1`, ... (one token list each)."""
+    vocab: dict[str, int] = {}
+    lengths = np.fromiter((len(d) for d in token_lists), dtype=np.int64, count=len(token_lists))
+    ids = np.fromiter(
+        (vocab.setdefault(t, len(vocab)) for d in token_lists for t in d), dtype=np.int64, count=int(lengths.sum())
+    )
+    n = max(len(token_lists), 1)
+    docs = np.repeat(np.arange(len(token_lists), dtype=np.int64), lengths)
+    keys, tf = np.unique(ids * n + docs, return_counts=True)  # sorted by term, then document
+    terms = keys // n
+    indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(terms, minlength=len(vocab)), out=indptr[1:])
+    return Segment(start, vocab, tf.astype(np.float32), (keys % n).astype(np.int32), indptr,
+                   lengths.astype(np.float32))
+
+
+def merge(segments: list[Segment]) -> Segment:
+    """One segment equal to building the adjacent `segments` together (no re-tokenising)."""
+    vocab: dict[str, int] = {}
+    terms, docs, tfs, offset = [], [], [], 0
+    for s in segments:
+        gmap = np.empty(len(s.vocab), dtype=np.int64)
+        for term, tid in s.vocab.items():
+            gmap[tid] = vocab.setdefault(term, len(vocab))
+        terms.append(np.repeat(gmap, np.diff(np.asarray(s.indptr))))
+        docs.append(np.asarray(s.indices, dtype=np.int64) + offset)
+        tfs.append(np.asarray(s.data))
+        offset += s.n
+    term, doc, tf = np.concatenate(terms), np.concatenate(docs), np.concatenate(tfs)
+    order = np.lexsort((doc, term))
+    indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(term, minlength=len(vocab)), out=indptr[1:])
+    doclen = np.concatenate([np.asarray(s.doclen) for s in segments]).astype(np.float32)
+    return Segment(segments[0].start, vocab, tf[order].astype(np.float32), doc[order].astype(np.int32), indptr, doclen)
+
+
+def save(seg: Segment, folder: Path) -> None:
+    """Write a bm25s-layout index directory (bm25s.BM25.load can open it too)."""
+    import bm25s
+
+    bm = bm25s.BM25(k1=K1, b=B, method="lucene")
+    bm.scores = {"data": seg.data, "indices": seg.indices, "indptr": seg.indptr, "num_docs": seg.n}
+    bm.vocab_dict = seg.vocab
+    bm.nonoccurrence_array = None
+    bm.save(str(folder), show_progress=False)
+    np.save(folder / "doclen.npy", seg.doclen)
+
+
+def load(folder: Path, start: int) -> Segment:
+    data, indices, indptr = (np.load(folder / f, mmap_mode="r") for f in _FILES)
+    vocab = json.loads((folder / "vocab.index.json").read_text(encoding="utf-8"))
+    doclen = np.load(folder / "doclen.npy", mmap_mode="r")
+    return Segment(start, vocab, data, indices, indptr, doclen)
+
+
+def search(segments: list[Segment], terms: list[str], limit: int,
+           allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Top `limit` chunk rows for the query terms (Lucene BM25 over the union of segments).
+
+    `allowed` is a boolean mask over chunk rows (filters); rows beyond it are excluded. Returns
+    (rows, scores) best first, ties broken by row; only rows matching at least one term.
+    """
+    if not segments or not terms or limit <= 0:
+        return np.empty(0, np.int64), np.empty(0, np.float32)
+    n_docs = sum(s.n for s in segments)
+    avgdl = max(float(sum(float(np.sum(s.doclen, dtype=np.float64)) for s in segments)) / max(n_docs, 1), 1e-9)
+    hits = {t: [s.postings(t) for s in segments] for t in terms}
+    rows_out, scores_out = [], []
+    for i, seg in enumerate(segments):
+        scores = None
+        for t in terms:
+            p = hits[t][i]
+            if p is None or not len(p[0]):
+                continue
+            df = sum(len(q[0]) for q in hits[t] if q is not None)
+            idf = np.log1p((n_docs - df + 0.5) / (df + 0.5))
+            docs, tf = p
+            norm = K1 * (1 - B + B * np.asarray(seg.doclen)[docs] / avgdl)
+            w = (idf * tf / (tf + norm)).astype(np.float32)
+            part = np.bincount(docs, weights=w, minlength=seg.n)
+            scores = part if scores is None else scores + part
+        if scores is None:
+            continue
+        local = np.flatnonzero(scores > 0)
+        rows = local + seg.start
+        if allowed is not None:
+            ok = rows < len(allowed)
+            ok[ok] = allowed[rows[ok]]
+            local, rows = local[ok], rows[ok]
+        rows_out.append(rows)
+        scores_out.append(scores[local].astype(np.float32))
+    if not rows_out:
+        return np.empty(0, np.int64), np.empty(0, np.float32)
+    rows, scores = np.concatenate(rows_out), np.concatenate(scores_out)
+    return top(rows, scores, limit)
+
+
+def top(rows: np.ndarray, scores: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """Best `limit` by score descending, ties by row ascending (deterministic)."""
+    if len(rows) > limit:
+        cut = np.partition(scores, len(scores) - limit)[len(scores) - limit]
+        keep = scores >= cut
+        rows, scores = rows[keep], scores[keep]
+    order = np.lexsort((rows, -scores))[:limit]
+    return rows[order].astype(np.int64), scores[order]

@@ -1,0 +1,341 @@
+"""The memory's search indexes (faiss + bm25s + facets) under memory/index/: incremental refresh and loading.
+
+Layout (one manifest names everything a reader needs; files are written once, then the manifest is
+atomically replaced, then files no manifest names are deleted — a reader holding the previous
+manifest keeps its memory-mapped files alive, a reader that loses the race reloads):
+
+    index/manifest.json         format, model, dim, covered rows + probes of both tables, segments
+    index/facets.<gen>/         per-row facet arrays (memory/facets.py), appended in place
+    index/bm25.<n>/             BM25 segment over chunk rows [start, end) (memory/bm25.py)
+    index/faiss.<n>.index       faiss segment over vectors.lance rows [start, end) (memory/vecindex.py)
+
+Incremental, LSM-style: `refresh` reads only the rows appended since the manifest (text, facets and
+vectors), writes them as one new small segment per side, then merges the trailing run of segments
+whose total has caught up with its predecessor (a binary counter: every row is rewritten O(log N)
+times in all, a refresh costs O(new rows) amortised, and there are at most ~log2(N) segments).
+BM25 segments keep raw term frequencies and are scored with the whole memory's statistics, so the
+segmentation never changes a BM25 score; faiss segments are exact flat indexes below
+`vecindex.IVF_MIN` vectors and IVF above it.
+
+Rewrites: the manifest records the id at a few probe positions of each table; if a table shrank or
+a probe no longer matches (scrub, a deleted and rebuilt memory), that side is rebuilt from scratch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from funes import paths
+from funes.memory import bm25, facets, vecindex
+from funes.memory.tokenize import tokenize_many
+
+FORMAT = 1
+MANIFEST = "manifest.json"
+READ_BATCH = 20_000  # rows read + tokenised per step (bounds memory on a first build)
+MAX_SEGMENTS = 24
+TEXT_COLUMNS = ["text", "session_id", "seq", "block_type", "harness", "ts"]
+
+
+# ---- manifest ------------------------------------------------------------------------------
+
+
+def index_dir(memory) -> Path:
+    return paths.index_dir(memory.path)
+
+
+def read_manifest(folder: Path) -> dict | None:
+    try:
+        man = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return man if isinstance(man, dict) and man.get("format") == FORMAT else None
+
+
+def _empty_manifest(generation: int, counter: int) -> dict:
+    return {
+        "format": FORMAT, "generation": generation, "counter": counter,
+        "chunks": {"rows": 0, "version": None, "probes": {}},
+        "vectors": {"rows": 0, "version": None, "probes": {}, "model": None, "dim": None},
+        "facets": {}, "bm25": [], "faiss": [],
+    }
+
+
+def _write_manifest(folder: Path, man: dict) -> None:
+    tmp = folder / (MANIFEST + ".tmp")
+    tmp.write_text(json.dumps(man, indent=1), encoding="utf-8")
+    os.replace(tmp, folder / MANIFEST)
+
+
+def freshness(memory) -> dict:
+    """Rows the indexes cover vs rows stored (cheap: the manifest and two row counts)."""
+    man = read_manifest(index_dir(memory)) or _empty_manifest(0, 0)
+    return {
+        "chunks": memory.chunk_count(), "indexed": int(man["chunks"]["rows"]),
+        "vectors": memory.vector_count(), "vectors_indexed": int(man["vectors"]["rows"]),
+        "bm25_segments": len(man["bm25"]), "faiss_segments": len(man["faiss"]),
+        "faiss_kinds": [s["kind"] for s in man["faiss"]], "refreshed_at": man.get("refreshed_at"),
+    }
+
+
+# ---- refresh -------------------------------------------------------------------------------
+
+
+def refresh(memory, progress=None) -> dict:
+    """Bring the indexes up to the tables' current rows; the caller holds the writer lock.
+
+    Cheap when nothing changed (two row counts, the manifest); proportional to the new rows
+    otherwise (amortised: merges rewrite each row O(log N) times over its life).
+    """
+    started = time.monotonic()
+    say = progress or (lambda msg, transient=False: None)
+    folder = index_dir(memory)
+    chunks = memory.chunks()
+    old = read_manifest(folder)
+    stats = {"added_rows": 0, "added_vectors": 0, "rebuilt": [], "merged": 0}
+    if chunks is None:
+        if folder.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+        return {**stats, "rows": 0, "vector_rows": 0, "seconds": time.monotonic() - started}
+    vectors = memory.vectors()
+    n = chunks.count_rows()
+    m = vectors.count_rows() if vectors is not None else 0
+    stamp = memory.manifest()
+    model, dim = stamp.get("embedding_model"), stamp.get("dim")
+    man = json.loads(json.dumps(old)) if old else None
+    if man is None or not _same_lineage(man["chunks"], chunks, n):
+        stats["rebuilt"].append("text")
+        gen, counter = (old["generation"] + 1, old["counter"]) if old else (1, 0)
+        man = _empty_manifest(gen, counter)
+    vsec = man["vectors"]
+    if vsec["rows"] and (not _same_lineage(vsec, vectors, m) or vsec["model"] != model or vsec["dim"] != dim):
+        stats["rebuilt"].append("vectors")
+        man["faiss"], man["vectors"] = [], {"rows": 0, "version": None, "probes": {}, "model": None, "dim": None}
+    if old and man == old and n == man["chunks"]["rows"] and m == man["vectors"]["rows"]:
+        return {**stats, **_summary(man), "seconds": time.monotonic() - started}
+    folder.mkdir(parents=True, exist_ok=True)
+    if n > man["chunks"]["rows"]:
+        stats["added_rows"] = n - man["chunks"]["rows"]
+        stats["merged"] += _index_text(chunks, man, folder, n, say)
+    man["chunks"].update(version=chunks.version, probes=_probes(chunks, man["chunks"]["rows"]))
+    if m > man["vectors"]["rows"]:
+        stats["added_vectors"] = m - man["vectors"]["rows"]
+        stats["merged"] += _index_vectors(vectors, man, folder, m, say)
+        man["vectors"].update(model=model, dim=dim)
+    if vectors is not None:
+        man["vectors"].update(version=vectors.version, probes=_probes(vectors, man["vectors"]["rows"]))
+    man["refreshed_at"] = time.time()
+    _write_manifest(folder, man)
+    _sweep(folder, man)
+    return {**stats, **_summary(man), "seconds": time.monotonic() - started}
+
+
+def _summary(man: dict) -> dict:
+    return {"rows": man["chunks"]["rows"], "vector_rows": man["vectors"]["rows"],
+            "bm25_segments": len(man["bm25"]), "faiss_segments": len(man["faiss"]),
+            "faiss_kinds": [s["kind"] for s in man["faiss"]]}
+
+
+def _probe_positions(rows: int) -> list[int]:
+    return sorted({0, rows // 3, (2 * rows) // 3, rows - 1}) if rows else []
+
+
+def _probes(ds, rows: int) -> dict[str, str]:
+    pos = _probe_positions(rows)
+    if not pos:
+        return {}
+    ids = ds.take(pos, columns=["id"])["id"].to_pylist()
+    return {str(p): i for p, i in zip(pos, ids)}
+
+
+def _same_lineage(section: dict, ds, count: int) -> bool:
+    """The table still starts with the rows the indexes were built from (no rewrite, no shrink)."""
+    rows = int(section.get("rows", 0))
+    if rows == 0:
+        return True
+    if ds is None or count < rows:
+        return False
+    if ds.version == section.get("version") and count == rows:
+        return True
+    probes = section.get("probes") or {}
+    pos = [int(p) for p in probes]
+    if not pos:
+        return False
+    ids = ds.take(pos, columns=["id"])["id"].to_pylist()
+    return all(probes[str(p)] == i for p, i in zip(pos, ids))
+
+
+def _next_name(man: dict, kind: str, suffix: str = "") -> str:
+    man["counter"] += 1
+    return f"{kind}.{man['counter']}{suffix}"
+
+
+def _index_text(chunks, man: dict, folder: Path, n: int, say) -> int:
+    fdir = folder / f"facets.{man['generation']}"
+    merged = 0
+    for lo in range(man["chunks"]["rows"], n, READ_BATCH):
+        hi = min(lo + READ_BATCH, n)
+        say(f"indexing text rows {lo}-{hi} of {n}", True)
+        table = _read(chunks, TEXT_COLUMNS, lo, hi)
+        man["facets"] = facets.append(fdir, lo, man["facets"], table)
+        seg = bm25.build(tokenize_many(table["text"].to_pylist()), lo)
+        name = _next_name(man, "bm25")
+        bm25.save(seg, folder / name)
+        man["bm25"].append({"dir": name, "start": lo, "end": hi, "tokens": int(np.sum(seg.doclen, dtype=np.float64))})
+        man["chunks"]["rows"] = hi
+        merged += _merge_bm25(man, folder)
+    return merged
+
+
+def _read(ds, columns: list[str], lo: int, hi: int):
+    import pyarrow as pa
+
+    have = set(ds.schema.names)
+    table = ds.to_table(columns=[c for c in columns if c in have], offset=lo, limit=hi - lo)
+    for c in columns:
+        if c not in have:  # an old table without the facet: empty values
+            table = table.append_column(c, pa.array([""] * table.num_rows, pa.string()))
+    return table
+
+
+def merge_start(sizes: list[int]) -> int:
+    """Start of the trailing run of segments to merge into one (len(sizes) - 1 = nothing to merge)."""
+    j, tail = len(sizes) - 1, sizes[-1] if sizes else 0
+    while j > 0 and (sizes[j - 1] <= tail or j + 1 > MAX_SEGMENTS):
+        j -= 1
+        tail += sizes[j]
+    return j
+
+
+def _merge_bm25(man: dict, folder: Path) -> int:
+    segs = man["bm25"]
+    j = merge_start([s["end"] - s["start"] for s in segs])
+    if j >= len(segs) - 1:
+        return 0
+    run = segs[j:]
+    seg = bm25.merge([bm25.load(folder / s["dir"], s["start"]) for s in run])
+    name = _next_name(man, "bm25")
+    bm25.save(seg, folder / name)
+    man["bm25"] = segs[:j] + [{"dir": name, "start": run[0]["start"], "end": run[-1]["end"],
+                               "tokens": sum(s["tokens"] for s in run)}]
+    return 1
+
+
+def _index_vectors(vectors, man: dict, folder: Path, m: int, say) -> int:
+    lo = man["vectors"]["rows"]
+    say(f"indexing vectors {lo}-{m}", True)
+    _add_faiss(man, folder, _read_vectors(vectors, lo, m), lo, m)
+    man["vectors"]["rows"] = m
+    segs = man["faiss"]
+    j = merge_start([s["end"] - s["start"] for s in segs])
+    if j >= len(segs) - 1:
+        return 0
+    run = segs[j:]
+    say(f"merging {len(run)} vector segments ({run[-1]['end'] - run[0]['start']} vectors)", True)
+    man["faiss"] = segs[:j]
+    _add_faiss(man, folder, _read_vectors(vectors, run[0]["start"], run[-1]["end"]), run[0]["start"], run[-1]["end"])
+    return 1
+
+
+def _add_faiss(man: dict, folder: Path, data: tuple[np.ndarray, np.ndarray], lo: int, hi: int) -> None:
+    rows, vecs = data
+    index = vecindex.build(vecs, rows)
+    name = _next_name(man, "faiss", ".index")
+    vecindex.save(index, folder / name)
+    entry = {"file": name, "start": lo, "end": hi, "kind": vecindex.kind(index)}
+    if entry["kind"] == "ivf":
+        entry.update(nlist=int(index.nlist), nprobe=int(index.nprobe))
+    man["faiss"].append(entry)
+
+
+def _read_vectors(vectors, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+    table = vectors.to_table(columns=["row", "vector"], offset=lo, limit=hi - lo)
+    col = table["vector"].combine_chunks()
+    dim = col.type.list_size
+    flat = col.flatten().to_numpy(zero_copy_only=False)
+    return table["row"].to_numpy().astype(np.int64), flat.reshape(-1, dim).astype(np.float32, copy=False)
+
+
+def _sweep(folder: Path, man: dict) -> None:
+    """Delete segment files and facet generations the manifest no longer names."""
+    keep = {MANIFEST, f"facets.{man['generation']}"} | {s["dir"] for s in man["bm25"]} | {s["file"] for s in man["faiss"]}
+    for entry in folder.iterdir():
+        if entry.name in keep or entry.name.endswith(".tmp"):
+            continue
+        if entry.is_dir():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+
+
+# ---- reading -------------------------------------------------------------------------------
+
+
+@dataclass
+class Indexes:
+    """A read-only snapshot of the indexes (memory-mapped), as one manifest describes them."""
+
+    folder: Path
+    manifest: dict
+    facets: facets.Facets
+    bm25: list[bm25.Segment] = field(default_factory=list)
+    faiss: list = field(default_factory=list)
+    stamp: tuple = ()
+
+    @property
+    def rows(self) -> int:
+        return int(self.manifest["chunks"]["rows"])
+
+    @property
+    def vector_rows(self) -> int:
+        return int(self.manifest["vectors"]["rows"])
+
+    @property
+    def model(self) -> str | None:
+        return self.manifest["vectors"].get("model")
+
+    def lexical(self, terms: list[str], limit: int, allowed: np.ndarray | None = None):
+        return bm25.search(self.bm25, terms, limit, allowed)
+
+    def vector(self, query: np.ndarray, limit: int, allowed: np.ndarray | None = None):
+        rows, scores = vecindex.search(self.faiss, query, limit, allowed)
+        ok = rows < self.rows  # a vector of a row the text side does not cover yet
+        return rows[ok], scores[ok]
+
+
+def manifest_stamp(folder: Path) -> tuple:
+    try:
+        st = (folder / MANIFEST).stat()
+    except OSError:
+        return ()
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def load(memory) -> Indexes | None:
+    """The current indexes, or None when none were built yet."""
+    folder = index_dir(memory)
+    for attempt in range(3):
+        stamp = manifest_stamp(folder)
+        man = read_manifest(folder)
+        if man is None:
+            return None
+        try:
+            return _load(folder, man, stamp)
+        except (OSError, RuntimeError, ValueError):
+            if attempt == 2:  # a refresh swept files under us three times running: give up loudly
+                raise
+            time.sleep(0.05)
+    return None
+
+
+def _load(folder: Path, man: dict, stamp: tuple) -> Indexes:
+    fac = facets.load(folder / f"facets.{man['generation']}", int(man["chunks"]["rows"]), man["facets"])
+    segs = [bm25.load(folder / s["dir"], s["start"]) for s in man["bm25"]]
+    vecs = [vecindex.load(folder / s["file"], s.get("nprobe")) for s in man["faiss"]]
+    return Indexes(folder, man, fac, segs, vecs, stamp)

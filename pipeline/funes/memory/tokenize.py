@@ -1,0 +1,121 @@
+"""BM25 tokens for transcripts: identifiers kept whole and split, prose stemmed; one function for index and query.
+
+It lives in memory/ (not retrieval/) because the index refresh needs it and memory sits below
+retrieval in the layer map; retrieval imports it for queries.
+
+Rules (the same text always yields the same tokens, at index time and at query time):
+
+- a raw token is a run of word characters joined by ``- . / : @ \\`` (``src/funes/cli.py``,
+  ``os.path.join``, ``user@host``, ``127.0.0.1:8080``), optionally led by one or two dashes when it
+  starts a word (``--no-verify``, ``-rf``);
+- a plain lowercase word is stemmed (English snowball) unless it is a stopword or one character;
+- anything else — a compound, a flag, an ALLCAPS word, a word with digits, camelCase — is kept
+  WHOLE and lowercased but never stemmed (``--no-verify``, ``enoent``, ``e0425``,
+  ``src/funes/cli.py``), and its parts (split on the joiners, ``_`` and camelCase humps) are added
+  as ordinary words, so ``cli.py`` still finds ``src/funes/cli.py`` and ``getUserName`` finds
+  ``user name``; an ALLCAPS word also adds its stem (a query typed in lowercase still matches);
+- runs of CJK characters become character bigrams (there are no spaces to split on);
+- tokens longer than 64 characters (base64, minified blobs) are dropped whole; their short parts stay.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_JOIN = r"[-./:@\\]"
+_RAW = re.compile(rf"-{{0,2}}\w+(?:{_JOIN}\w+)*")
+_SPLIT = re.compile(rf"(?:{_JOIN}|_)+")
+_HUMP = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+\d*|[A-Z]+\d*|\d+|[^\W\d_A-Za-z]+")
+_CAMEL = re.compile(r"[a-z][A-Z]|[A-Z][A-Z][a-z]")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+MAX_WHOLE = 64
+MAX_PART = 32
+
+STOPWORDS = frozenset(
+    # Lucene's English list (bm25s STOPWORDS_EN) minus "no"/"not", plus question and pronoun words
+    # that fill recall queries ("why did we change ...") and would only cost time.
+    """a an and are as at be but by for if in into is it of on or such that the their then there these
+    they this to was will with i me my we our us you your he she him her his its what which who whom
+    when where why how do does did doing have has had having been being were am can could would should
+    so than too very just about from also""".split()
+)
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
+def tokenize(text: str) -> list[str]:
+    """Tokens of one text (with repeats: BM25 counts them)."""
+    out: list[str] = []
+    for raw in _RAW.findall(text):
+        out.extend(_expand(raw))
+    return out
+
+
+def tokenize_many(texts) -> list[list[str]]:
+    return [tokenize(t or "") for t in texts]
+
+
+def query_terms(text: str) -> list[str]:
+    """Distinct query tokens in first-seen order."""
+    return list(dict.fromkeys(tokenize(text)))
+
+
+@lru_cache(maxsize=1 << 18)
+def _expand(raw: str) -> tuple[str, ...]:
+    if _CJK.search(raw):
+        return _cjk(raw)
+    low = raw.lower()
+    if len(low) < 2:
+        return ()
+    if raw.isalpha() and (raw.islower() or raw.istitle() or (raw.isupper() and low in STOPWORDS)):
+        return () if low in STOPWORDS else (_stem(low),)  # prose
+    out = [low] if len(low) <= MAX_WHOLE else []
+    if raw.isalpha() and raw.isupper():  # ENOENT, SIGSEGV: whole, plus the stem a lowercase query makes
+        stem = _stem(low)
+        return tuple(out + [stem]) if stem != low else tuple(out)
+    out.extend(_parts(raw.lstrip("-")))
+    return tuple(out)
+
+
+def _parts(core: str) -> list[str]:
+    pieces = [p for p in _SPLIT.split(core) if p]
+    if len(pieces) == 1 and not _CAMEL.search(core):
+        return []  # a single word with digits (E0425, utf8): the whole token already says it
+    words: list[str] = []
+    for p in pieces:
+        if len(p) <= MAX_PART:  # a longer piece is a blob (base64, hash run), not words
+            words.extend(_HUMP.findall(p) if _CAMEL.search(p) else [p])
+    out = []
+    for w in words:
+        lw = w.lower()
+        if len(lw) < 2 or len(lw) > MAX_PART or lw in STOPWORDS:
+            continue
+        out.append(_stem(lw) if lw.isalpha() else lw)
+    return out
+
+
+def _cjk(raw: str) -> tuple[str, ...]:
+    out: list[str] = []
+    pos = 0
+    for m in _CJK.finditer(raw):
+        out.extend(_expand_plain(raw[pos : m.start()]))
+        run = m.group()
+        out.extend([run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)])
+        pos = m.end()
+    out.extend(_expand_plain(raw[pos:]))
+    return tuple(out)
+
+
+def _expand_plain(rest: str) -> tuple[str, ...]:
+    return tuple(t for r in _RAW.findall(rest) for t in _expand(r))
+
+
+@lru_cache(maxsize=1 << 18)
+def _stem(word: str) -> str:
+    return _stemmer().stemWord(word)

@@ -1,0 +1,55 @@
+"""Final scores: cross-encoder relevance of the fused pool (or fused order without one), times recency.
+
+Relevance is `sigmoid(logit)` of the cross-encoder on (query, passage) with the passage cut to
+RERANK_CHARS; without a reranker it is the fused RRF score normalised to [0, 1].
+
+Recency is a gentle multiplier, not a sort key: `floor + (1 - floor) * 0.5 ** (age_days / half_life)`.
+The original used floor 0 with a 30-day half-life, so a right answer from three months ago lost
+88 % of its score to any fresh near-miss; with the default floor the oldest hit keeps
+RECENCY_FLOOR of its score, so recency decides between near-equals and never buries a clearly
+better passage. `half_life <= 0` disables it; rows with an empty or unparseable timestamp get 1.0
+(the original's rule). The floor is a parameter so benchmarks can compare (bench/README.md).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+RERANK_CHARS = 1000  # ~250 word-piece tokens of prose; chunks are <= 1200 chars anyway
+RERANK_BATCH = 32
+HALF_LIFE_DAYS = 30.0
+RECENCY_FLOOR = 0.9
+
+
+def truncate(text: str, limit: int = RERANK_CHARS) -> str:
+    """The passage as the cross-encoder sees it: the first `limit` chars, cut at a space when one is near."""
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", limit - 100, limit)
+    return text[: cut if cut > 0 else limit]
+
+
+def relevance(reranker, query: str, passages: list[str], batch: int = RERANK_BATCH) -> np.ndarray:
+    """sigmoid of the cross-encoder logits, batched."""
+    if not passages:
+        return np.empty(0, dtype=np.float64)
+    logits = [np.asarray(reranker.score(query, [truncate(p) for p in passages[i : i + batch]]), dtype=np.float64)
+              for i in range(0, len(passages), batch)]
+    return 1.0 / (1.0 + np.exp(-np.concatenate(logits)))
+
+
+def recency(ts_epoch: np.ndarray, half_life: float = HALF_LIFE_DAYS, floor: float = RECENCY_FLOOR,
+            now: float | None = None) -> np.ndarray:
+    """Multiplier per row in [floor, 1]; 1.0 when disabled or the timestamp is unknown."""
+    ts = np.asarray(ts_epoch, dtype=np.float64)
+    if half_life is None or half_life <= 0 or not len(ts):
+        return np.ones(len(ts))
+    now = time.time() if now is None else now
+    age_days = np.floor(np.maximum(now - ts, 0.0)) / 86400.0
+    decay = np.power(0.5, age_days / half_life)
+    floor = min(max(floor, 0.0), 1.0)
+    out = floor + (1.0 - floor) * decay
+    out[np.isnan(ts)] = 1.0
+    return out

@@ -1,0 +1,224 @@
+"""Retriever: one warm object (models + memory-mapped indexes) that answers many recalls and gets.
+
+The recall pipeline (upstream-spec 5.2, with the changes of ARCHITECTURE.md 7):
+query -> [embed -> faiss] ∥ [tokenise -> BM25] -> RRF (k=60) -> fetch the pool's rows ->
+cross-encoder (or fused order) x recency -> top k -> neighbours. The vector leg runs only over rows
+that have vectors and is skipped outright when none do (the embedder is then never loaded), so a
+memory answers lexically seconds after its first index, and hybrid as vectors backfill.
+
+Models are cached per process (every Retriever shares them); indexes are reloaded when the index
+manifest changes on disk, so a long-lived server sees each refresh the indexer makes.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from funes import paths
+from funes.errors import FunesError, MemoryIncompatible, UsageError
+from funes.memory import Memory, indexes, ledger
+from funes.memory import lance as lt
+from funes.memory.tokenize import query_terms
+from funes.retrieval import context, hybrid, rerank
+from funes.retrieval.results import GetResult, Hit, RecallResult
+
+AUTO = "auto"
+HIT_COLUMNS = ["id", "text", "session_id", "workdir", "turn_uuid", "ts", "block_type", "seq", "harness", "role"]
+HARNESSES = {"claude": "claude_code", "claude_code": "claude_code", "codex": "codex", "pi": "pi", "hermes": "hermes"}
+BLOCK_TYPES = ("text", "thinking", "tool_use", "tool_result")
+_MODELS: dict[str, object] = {}
+_RETRIEVERS: dict[str, "Retriever"] = {}
+
+
+def normalize_harness(value: str | None) -> str | None:
+    if value is None or not value.strip():
+        return None
+    h = HARNESSES.get(value.strip().lower())
+    if h is None:
+        raise UsageError(f'unknown harness "{value}" (expected claude, codex, pi, or hermes)')
+    return h
+
+
+def shared_embedder():
+    if "embedder" not in _MODELS:
+        from funes import models
+
+        _MODELS["embedder"] = models.load_embedder()
+    return _MODELS["embedder"]
+
+
+def shared_reranker():
+    if "reranker" not in _MODELS:
+        from funes import models
+
+        _MODELS["reranker"] = models.load_reranker()
+    return _MODELS["reranker"]
+
+
+def cached(spec: str | None = None) -> "Retriever":
+    """This process's Retriever for a memory spec (the memory's state is checked on every call)."""
+    memory = Memory.resolve(spec).require()
+    key = f"{memory.path}|{memory.default}"
+    if key not in _RETRIEVERS:
+        _RETRIEVERS[key] = Retriever(memory)
+    return _RETRIEVERS[key]
+
+
+class Retriever:
+    """Holds one memory's indexes and the process's models; `recall` and `get` are read-only."""
+
+    def __init__(self, memory: Memory, *, embedder=AUTO, reranker=AUTO, heal: bool = True):
+        self.memory = memory
+        self._embedder, self._reranker, self.heal = embedder, reranker, heal
+        self._ix: indexes.Indexes | None = None
+        self._ds = None
+
+    @classmethod
+    def open(cls, spec: str | None = None, **kw) -> "Retriever":
+        """The Retriever of a memory spec (`local`, None or a path); raises the memory's refusal."""
+        return cls(Memory.resolve(spec).require(), **kw)
+
+    @property
+    def label(self) -> str:
+        return self.memory.label
+
+    # ---- models and indexes ------------------------------------------------------------------
+
+    def embedder(self):
+        if self._embedder == AUTO:
+            self._embedder = shared_embedder()
+        return self._embedder
+
+    def reranker(self):
+        if self._reranker == AUTO:
+            self._reranker = shared_reranker()
+        return self._reranker
+
+    def indexes(self) -> indexes.Indexes | None:
+        """The current indexes (reloaded when a refresh replaced the manifest; healed when stale)."""
+        folder = indexes.index_dir(self.memory)
+        if self._ix is None or indexes.manifest_stamp(folder) != self._ix.stamp:
+            self._ix, self._ds = indexes.load(self.memory), self.memory.chunks()
+        if self.heal and self._stale() and self._try_refresh():
+            self._ix, self._ds = indexes.load(self.memory), self.memory.chunks()
+        return self._ix
+
+    def chunks(self):
+        if self._ds is None:
+            self._ds = self.memory.chunks()
+        return self._ds
+
+    def _stale(self) -> bool:
+        ds = self.memory.chunks()
+        if ds is None:
+            return False
+        self._ds = ds
+        if self._ix is None:
+            return True
+        vec = self.memory.vectors()
+        return self._ix.rows < ds.count_rows() or (vec is not None and self._ix.vector_rows < vec.count_rows())
+
+    def _try_refresh(self) -> bool:
+        """Index rows a crashed or older indexer left unindexed, unless a writer is busy right now."""
+        lock = paths.lock_file() if self.memory.default else paths.lock_file(self.memory.path.parent)
+        try:
+            with ledger.writer_lock(lock):
+                indexes.refresh(self.memory)
+            return True
+        except (FunesError, OSError):
+            return False
+
+    # ---- recall ------------------------------------------------------------------------------
+
+    def recall(self, query: str, *, k: int = 8, candidates: int = 30, half_life: float = rerank.HALF_LIFE_DAYS,
+               recency_floor: float = rerank.RECENCY_FLOOR, neighbors: int = 1, block_type: str | None = None,
+               harness: str | None = None, now: float | None = None) -> RecallResult:
+        query = " ".join((query or "").split())
+        if not query:
+            raise UsageError("empty query — say what to recall, e.g. funes recall \"why did we switch parsers\"")
+        if block_type is not None and block_type not in BLOCK_TYPES:
+            raise UsageError(f'unknown block type "{block_type}" (expected {", ".join(BLOCK_TYPES)})')
+        harness = normalize_harness(harness)
+        clock = _Clock()
+        ix = self.indexes()
+        clock.lap("load")
+        result = RecallResult(query, self.label, [], timings=clock.laps)
+        if ix is None or ix.rows == 0:
+            return result
+        allowed = ix.facets.mask(block_type, harness)
+        legs = {}
+        if ix.vector_rows and ix.faiss:
+            legs["vector"] = self._vector_leg(ix, query, max(candidates, k), allowed, clock)
+        legs["bm25"] = ix.lexical(query_terms(query), max(candidates, k), allowed)[0]
+        clock.lap("bm25")
+        fused = hybrid.rrf(legs, max(candidates, k))
+        clock.lap("fusion")
+        result.pool = len(fused)
+        if not fused:
+            return result
+        hits = self._score(ix, query, fused, half_life, recency_floor, now, clock, result)[:k]
+        context.attach_neighbors(self.chunks(), ix.facets, hits, neighbors)
+        clock.lap("neighbors")
+        result.hits = hits
+        return result
+
+    def _vector_leg(self, ix, query: str, limit: int, allowed, clock) -> np.ndarray:
+        emb = self.embedder()
+        dim = ix.manifest["vectors"].get("dim")
+        if dim and int(dim) != int(emb.dim):
+            raise MemoryIncompatible(
+                f"memory vectors are {dim}-d ({ix.model}), the embedder {emb.model_id} makes {emb.dim}-d",
+                f"set FUNES_EMBED_MODEL={ix.model}, or rebuild the memory with `funes index`",
+            )
+        q = emb.encode_query(query)
+        clock.lap("embed")
+        rows = ix.vector(q, limit, allowed)[0]
+        clock.lap("faiss")
+        return rows
+
+    def _score(self, ix, query, fused, half_life, floor, now, clock, result) -> list[Hit]:
+        rows = [f.row for f in fused]
+        table = lt.take(self.chunks(), rows, HIT_COLUMNS).to_pylist()
+        clock.lap("fetch")
+        model = self.reranker()
+        if model is not None:
+            rel = rerank.relevance(model, query, [r["text"] for r in table])
+            result.reranker = getattr(model, "model_id", None) or "reranker"
+        else:
+            rel = np.array([f.normalised for f in fused])
+        clock.lap("rerank")
+        rec = rerank.recency(np.asarray(ix.facets.ts)[rows], half_life, floor, now)
+        hits = [
+            Hit(row=f.row, score=float(rel[i] * rec[i]), relevance=float(rel[i]), recency=float(rec[i]),
+                ranks=dict(f.ranks), **{c: table[i][c] for c in HIT_COLUMNS})
+            for i, f in enumerate(fused)
+        ]
+        order = sorted(range(len(hits)), key=lambda i: (-hits[i].score, i))
+        clock.lap("recency")
+        return [hits[i] for i in order]
+
+    # ---- get ---------------------------------------------------------------------------------
+
+    def get(self, session_id: str, turn_uuid: str, window: int = 3) -> GetResult:
+        session_id, turn_uuid = session_id.strip(), turn_uuid.strip()
+        ix = self.indexes()
+        ds = self.chunks()
+        table = context.session_rows(ds, ix.facets if ix else None, ix.rows if ix else 0, session_id)
+        turns = context.turn_window(table, turn_uuid, max(window, 0))
+        if turns is None:
+            raise FunesError(f"turn {turn_uuid} not found in session {session_id}",
+                             "copy both ids from a recall hit's `→ get` line, with its --memory")
+        return GetResult(session_id, turn_uuid, self.label, window, turns)
+
+
+class _Clock:
+    def __init__(self):
+        self.laps: dict[str, float] = {}
+        self._t = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.laps[name] = self.laps.get(name, 0.0) + now - self._t
+        self._t = now
