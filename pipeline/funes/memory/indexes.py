@@ -337,5 +337,5 @@ def load(memory) -> Indexes | None:
 def _load(folder: Path, man: dict, stamp: tuple) -> Indexes:
     fac = facets.load(folder / f"facets.{man['generation']}", int(man["chunks"]["rows"]), man["facets"])
     segs = [bm25.load(folder / s["dir"], s["start"]) for s in man["bm25"]]
-    vecs = [vecindex.load(folder / s["file"], s.get("nprobe")) for s in man["faiss"]]
+    vecs = [vecindex.load(folder / s["file"], s["kind"], s.get("nprobe")) for s in man["faiss"]]
     return Indexes(folder, man, fac, segs, vecs, stamp)

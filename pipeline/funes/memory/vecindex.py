@@ -57,10 +57,11 @@ def save(index, path: Path) -> None:
     faiss.write_index(index, str(path))
 
 
-def load(path: Path, nprobe: int | None = None):
+def load(path: Path, kind: str = "flat", nprobe: int | None = None):
     import faiss
 
-    flags = faiss.IO_FLAG_READ_ONLY | faiss.IO_FLAG_MMAP_IFC | faiss.IO_FLAG_MMAP
+    # the two mmap modes do not combine: flat codes need MMAP_IFC, inverted lists need MMAP
+    flags = faiss.IO_FLAG_READ_ONLY | (faiss.IO_FLAG_MMAP if kind == "ivf" else faiss.IO_FLAG_MMAP_IFC)
     index = faiss.read_index(str(path), flags)
     if nprobe and hasattr(index, "nprobe"):
         index.nprobe = nprobe
