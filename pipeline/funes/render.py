@@ -184,7 +184,10 @@ def status_text(st) -> str:
         lines.append(f"last indexed: {stamp(st.last_indexed)} ({age(st.last_indexed, st.now)})")
     lines.append("search index: " + _freshness(st.index))
     lines.append(f"embedder: {st.embedder}")
-    lines.append(f"reranker: {st.reranker}" if st.reranker else f"reranker: none — {st.reranker_note}")
+    if st.reranker:
+        lines.append(f"reranker: {st.reranker}" + (f" ({st.reranker_note})" if st.reranker_note else ""))
+    else:
+        lines.append(f"reranker: none — {st.reranker_note}")
     return "\n".join(lines) + "\n"
 
 

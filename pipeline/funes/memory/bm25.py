@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
@@ -48,11 +49,10 @@ class Segment:
 
 def build(token_lists: list[list[str]], start: int) -> Segment:
     """Postings of documents `start`, `start+1`, ... (one token list each)."""
-    vocab: dict[str, int] = {}
-    lengths = np.fromiter((len(d) for d in token_lists), dtype=np.int64, count=len(token_lists))
-    ids = np.fromiter(
-        (vocab.setdefault(t, len(vocab)) for d in token_lists for t in d), dtype=np.int64, count=int(lengths.sum())
-    )
+    lengths = np.fromiter(map(len, token_lists), dtype=np.int64, count=len(token_lists))
+    flat = list(chain.from_iterable(token_lists))
+    vocab = {t: i for i, t in enumerate(dict.fromkeys(flat))}
+    ids = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))
     n = max(len(token_lists), 1)
     docs = np.repeat(np.arange(len(token_lists), dtype=np.int64), lengths)
     keys, tf = np.unique(ids * n + docs, return_counts=True)  # sorted by term, then document

@@ -309,6 +309,20 @@ class Indexes:
         return rows[ok], scores[ok]
 
 
+def table_stamp(table: Path) -> tuple:
+    """Changes whenever a Lance commit lands: the latest-version hint, plus _versions/'s mtime."""
+    versions = table / "_versions"
+    try:
+        st = versions.stat()
+    except OSError:
+        return ()
+    try:
+        hint = (versions / "latest_version_hint.json").read_bytes()
+    except OSError:
+        hint = b""
+    return (hint, st.st_mtime_ns, st.st_ino)
+
+
 def manifest_stamp(folder: Path) -> tuple:
     try:
         st = (folder / MANIFEST).stat()

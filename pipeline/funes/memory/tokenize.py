@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from itertools import chain
 
 _JOIN = r"[-./:@\\]"
 _RAW = re.compile(rf"-{{0,2}}\w+(?:{_JOIN}\w+)*")
@@ -51,10 +52,7 @@ def _stemmer():
 
 def tokenize(text: str) -> list[str]:
     """Tokens of one text (with repeats: BM25 counts them)."""
-    out: list[str] = []
-    for raw in _RAW.findall(text):
-        out.extend(_expand(raw))
-    return out
+    return list(chain.from_iterable(map(_expand, _RAW.findall(text))))
 
 
 def tokenize_many(texts) -> list[list[str]]:

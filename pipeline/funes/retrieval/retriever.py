@@ -74,6 +74,7 @@ class Retriever:
         self._embedder, self._reranker, self.heal = embedder, reranker, heal
         self._ix: indexes.Indexes | None = None
         self._ds = None
+        self._seen: tuple | None = None  # table + manifest stamps at the last staleness check
 
     @classmethod
     def open(cls, spec: str | None = None, **kw) -> "Retriever":
@@ -111,6 +112,12 @@ class Retriever:
         return self._ds
 
     def _stale(self) -> bool:
+        """Rows stored but not indexed? Tables are reopened only when a commit touched them (a stat)."""
+        stamp = (indexes.table_stamp(paths.chunks_table(self.memory.path)),
+                 indexes.table_stamp(paths.vectors_table(self.memory.path)), self._ix.stamp if self._ix else None)
+        if stamp == self._seen:
+            return False
+        self._seen = stamp
         ds = self.memory.chunks()
         if ds is None:
             return False
