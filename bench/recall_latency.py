@@ -237,10 +237,11 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=40)
     ap.add_argument("--skip-cold", action="store_true")
     ap.add_argument("--skip-switch", action="store_true")
+    ap.add_argument("--workdir", help="keep (and reuse) the built memories here instead of a temp dir")
     args = ap.parse_args()
     report: dict = {"cpus": len(os.sched_getaffinity(0))}
     with tempfile.TemporaryDirectory(prefix="funes-recall-bench-") as d:
-        tmp = Path(d)
+        tmp = Path(args.workdir or d)
         table = base_rows(Path(args.corpus), tmp)
         vecs, model, rate = base_vectors(table, args.embed)
         report.update(base_chunks=table.num_rows, embedded=len(vecs), model=model, embed_chunks_per_s=rate)
@@ -250,8 +251,9 @@ def main() -> None:
 
         for size in [int(s) for s in args.sizes.split(",")]:
             home = _home(tmp, f"m{size}")
-            grow(table, vecs, size, model)
             mem = Memory.resolve(None)
+            if mem.chunk_count() < size:
+                grow(table, vecs, size, model)
             t0 = time.perf_counter()
             built = indexes.refresh(mem)
             row = {"build_s": time.perf_counter() - t0, "faiss": built["faiss_kinds"]}

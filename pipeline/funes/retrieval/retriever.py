@@ -165,7 +165,7 @@ class Retriever:
         result.pool = len(fused)
         if not fused:
             return result
-        hits = self._score(ix, query, fused, half_life, recency_floor, now, clock, result)[:k]
+        hits = self._score(ix, query, fused, k, half_life, recency_floor, now, clock, result)
         context.attach_neighbors(self.chunks(), ix.facets, hits, neighbors)
         clock.lap("neighbors")
         result.hits = hits
@@ -185,26 +185,29 @@ class Retriever:
         clock.lap("faiss")
         return rows
 
-    def _score(self, ix, query, fused, half_life, floor, now, clock, result) -> list[Hit]:
-        rows = [f.row for f in fused]
-        table = lt.take(self.chunks(), rows, HIT_COLUMNS).to_pylist()
-        clock.lap("fetch")
+    def _score(self, ix, query, fused, k, half_life, floor, now, clock, result) -> list[Hit]:
+        """Best k of the pool by relevance x recency; only the rows needed are read from the table."""
+        rows = np.array([f.row for f in fused], dtype=np.int64)
         model = self.reranker()
-        if model is not None:
+        table = None
+        if model is not None:  # the cross-encoder reads every candidate
+            table = lt.take(self.chunks(), rows, HIT_COLUMNS).to_pylist()
+            clock.lap("fetch")
             rel = rerank.relevance(model, query, [r["text"] for r in table])
             result.reranker = getattr(model, "model_id", None) or "reranker"
+            clock.lap("rerank")
         else:
             rel = np.array([f.normalised for f in fused])
-        clock.lap("rerank")
         rec = rerank.recency(np.asarray(ix.facets.ts)[rows], half_life, floor, now)
-        hits = [
-            Hit(row=f.row, score=float(rel[i] * rec[i]), relevance=float(rel[i]), recency=float(rec[i]),
-                ranks=dict(f.ranks), **{c: table[i][c] for c in HIT_COLUMNS})
-            for i, f in enumerate(fused)
-        ]
-        order = sorted(range(len(hits)), key=lambda i: (-hits[i].score, i))
+        score = rel * rec
+        order = sorted(range(len(fused)), key=lambda i: (-score[i], i))[:k]  # ties keep fused order
         clock.lap("recency")
-        return [hits[i] for i in order]
+        if table is None:
+            picked = lt.take(self.chunks(), rows[order], HIT_COLUMNS).to_pylist()
+            table = dict(zip(order, picked))
+            clock.lap("fetch")
+        return [Hit(row=fused[i].row, score=float(score[i]), relevance=float(rel[i]), recency=float(rec[i]),
+                    ranks=dict(fused[i].ranks), **{c: table[i][c] for c in HIT_COLUMNS}) for i in order]
 
     # ---- get ---------------------------------------------------------------------------------
 
