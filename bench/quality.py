@@ -1,0 +1,230 @@
+"""Retrieval quality of funes on LoCoMo and LongMemEval, through the real index and recall paths.
+
+Every benchmark session is written to a temporary fake home as a real Claude Code or Codex
+transcript (alternating), indexed with `funes index <root> --yes` semantics (in-process
+`funes.commands.index.index`, FUNES_HOME = a temp dir per haystack), and every question is asked
+through the in-process recall API with several retrieval configurations side by side.
+
+    python bench/quality.py            # default sample, sized for <= 15 min on 2 CPU cores
+    python bench/quality.py --full     # every LongMemEval-S question in s_subset/, pooled over all
+    python bench/quality.py --quick    # smoke run (minutes)
+
+Results: a table on stdout and the same in bench/out/quality.json. Nothing is cached across runs.
+Metric definitions: see quality_score.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import quality_data as data  # noqa: E402
+import quality_recall as recall  # noqa: E402
+from quality_score import aggregate, score_question  # noqa: E402
+from quality_writers import claude_root, codex_root, write_haystack  # noqa: E402
+
+PUBLISHED = {
+    "locomo": "deja-vu: session hit@1 69.6, hit@5 85.7 (LoCoMo, per conversation)",
+    "lme-s": "deja-vu: session hit@1 85.3, hit@5 95.5; MemPalace: R@5 96.6 (LongMemEval-S, per question)",
+    "lme-s-pooled": "original funes, day-zero pooled LongMemEval: hit@1 3-19 of 100",
+    "lme-oracle": "(no published figure; oracle sessions pooled, 940 sessions)",
+}
+METRICS = ("hit@1", "hit@5", "hit@10", "mrr", "turn_r@5", "turn_r@10")
+
+
+# ---- one haystack: write, index, ask ----------------------------------------------------------
+
+def index_haystack(hs: data.Haystack, tmp: Path) -> tuple[dict, dict]:
+    """Write the transcripts and run the real index on both roots; returns (turn_map, stats)."""
+    from funes.commands import index as ix
+
+    home = tmp / "home"
+    t0 = time.monotonic()
+    turn_map, counts = write_haystack(home, hs.sessions, cwd=f"/home/bench/{hs.name.split('/')[0]}")
+    os.environ["FUNES_HOME"] = str(tmp / "funes")
+    chunks = vectors = 0
+    for root, harness in ((claude_root(home), "claude"), (codex_root(home), "codex")):
+        if root.is_dir():
+            rep = ix.index(ix.Options(path=str(root), harness=harness, yes=True))
+            if rep.failed:
+                raise RuntimeError(f"{hs.name}: index failed for {rep.failed[:3]}")
+            chunks += rep.chunks_added
+            vectors += rep.vectors_added
+    stats = {"sessions": len(hs.sessions), "files": counts, "chunks": chunks, "vectors": vectors,
+             "index_s": round(time.monotonic() - t0, 1)}
+    if vectors < chunks:
+        raise RuntimeError(f"{hs.name}: only {vectors}/{chunks} chunks embedded")
+    return turn_map, stats
+
+
+def ask_haystack(hs: data.Haystack, turn_map: dict, configs: list[recall.Config], k: int,
+                 rows: dict, timing: dict) -> None:
+    """Ask every question under every config; append per-question metric rows to rows[config]."""
+    searcher = recall.open_memory(Path(os.environ["FUNES_HOME"]))
+    try:
+        for q in hs.questions:
+            t0 = time.monotonic()
+            searcher.embed(q.text)  # once per question; every config reuses it (timed apart)
+            timing["query embed"] = timing.get("query embed", 0.0) + time.monotonic() - t0
+            for cfg in configs:
+                t0 = time.monotonic()
+                hits = searcher.search(q.text, cfg, k=k, now=q.now)
+                timing[cfg.name] = timing.get(cfg.name, 0.0) + time.monotonic() - t0
+                m = score_question(hits, q.gold_sessions, q.gold_turns, turn_map)
+                m["_category"] = q.category
+                m["_qid"] = q.qid
+                rows.setdefault(cfg.name, []).append(m)
+    finally:
+        searcher.close()
+
+
+def run_suite(name: str, haystacks: list[data.Haystack], configs, k: int, log) -> dict:
+    rows: dict[str, list] = {}
+    timing: dict[str, float] = {}
+    index_stats = []
+    t0 = time.monotonic()
+    for i, hs in enumerate(haystacks, 1):
+        with tempfile.TemporaryDirectory(prefix="funes-quality-") as tmp:
+            turn_map, stats = index_haystack(hs, Path(tmp))
+            index_stats.append(stats)
+            ask_haystack(hs, turn_map, configs, k, rows, timing)
+        log(f"  {name} [{i}/{len(haystacks)}] {hs.name}: {stats['sessions']} sessions, {stats['chunks']} chunks, "
+            f"indexed in {stats['index_s']}s, {len(hs.questions)} questions")
+    return summarize(name, rows, timing, index_stats, time.monotonic() - t0)
+
+
+def summarize(name: str, rows: dict, timing: dict, index_stats: list, elapsed: float) -> dict:
+    out = {"suite": name, "published": PUBLISHED.get(name, ""), "elapsed_s": round(elapsed, 1),
+           "haystacks": len(index_stats),
+           "sessions": sum(s["sessions"] for s in index_stats),
+           "chunks": sum(s["chunks"] for s in index_stats),
+           "index_s": round(sum(s["index_s"] for s in index_stats), 1),
+           "query_embed_ms_per_q": round(1000 * timing.get("query embed", 0.0) / max(
+               len(next(iter(rows.values()), [])), 1), 1),
+           "configs": {}}
+    for cfg_name, qrows in rows.items():
+        clean = [{k: v for k, v in r.items() if not k.startswith("_")} for r in qrows]
+        cats = sorted({r["_category"] for r in qrows})
+        out["configs"][cfg_name] = {
+            "all": aggregate(clean),
+            "by_category": {c: aggregate([x for x, r in zip(clean, qrows) if r["_category"] == c]) for c in cats},
+            "recall_ms_per_q": round(1000 * timing[cfg_name] / max(len(qrows), 1), 1),
+            "misses_at_10": [r["_qid"] for r in qrows if r["hit@10"] == 0.0][:50],
+        }
+    return out
+
+
+# ---- the run ----------------------------------------------------------------------------------
+
+def suites(args) -> list[tuple[str, list[data.Haystack]]]:
+    out = []
+    want = set(args.only.split(",")) if args.only else {"locomo", "lme-oracle", "lme-s", "lme-s-pooled"}
+    if "locomo" in want:
+        hs = data.locomo_haystacks()
+        out.append(("locomo", hs[: args.locomo_convs] if args.locomo_convs else hs))
+    if "lme-oracle" in want:
+        files = data.lme_files("oracle")
+        out.append(("lme-oracle", [data.lme_pooled(files[: args.oracle_files] if args.oracle_files else files,
+                                                   "lme-oracle/pooled")]))
+    s_files = data.lme_sample(data.lme_files("s_subset"), None if args.full else args.per_type)
+    if "lme-s" in want:
+        out.append(("lme-s", data.lme_per_question(s_files)))
+    if "lme-s-pooled" in want:
+        out.append(("lme-s-pooled", [data.lme_pooled(s_files, "lme-s/pooled")]))
+    return out
+
+
+def render(results: dict) -> str:
+    lines = []
+    head = f"{'suite':<14} {'config':<22} {'n':>5} " + " ".join(f"{m:>9}" for m in METRICS) + f" {'ms/q':>7}"
+    for suite in results["suites"]:
+        lines.append("")
+        lines.append(f"{suite['suite']}: {suite['haystacks']} haystack(s), {suite['sessions']} sessions, "
+                     f"{suite['chunks']} chunks, index {suite['index_s']}s, query embed {suite['query_embed_ms_per_q']} ms/q, "
+                     f"total {suite['elapsed_s']}s")
+        lines.append(head)
+        for cfg in results["configs"]:
+            r = suite["configs"].get(cfg["name"])
+            if r is None:
+                lines.append(f"{suite['suite']:<14} {cfg['name']:<22} {cfg.get('na', 'n/a')}")
+                continue
+            a = r["all"]
+            cells = " ".join(f"{a[m]:>9.1f}" if m in a else f"{'-':>9}" for m in METRICS)
+            lines.append(f"{suite['suite']:<14} {cfg['name']:<22} {a['n']:>5} {cells} {r['recall_ms_per_q']:>7.1f}")
+        lines.append(f"{'':<14} published: {suite['published']}")
+    return "\n".join(lines)
+
+
+def render_categories(results: dict, config: str) -> str:
+    lines = [f"\nper category ({config}): hit@1 / hit@5 / hit@10 / turn_r@10 (n)"]
+    for suite in results["suites"]:
+        r = suite["configs"].get(config)
+        if not r:
+            continue
+        cells = []
+        for c, a in r["by_category"].items():
+            cells.append(f"{c} {a['hit@1']:.0f}/{a['hit@5']:.0f}/{a['hit@10']:.0f}/{a.get('turn_r@10', 0):.0f} ({a['n']})")
+        lines.append(f"  {suite['suite']}: " + "; ".join(cells))
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--full", action="store_true", help="every LongMemEval-S question in s_subset/ (36)")
+    p.add_argument("--quick", action="store_true", help="smoke run: 2 LoCoMo conversations, 60 oracle files, 1 S question per type")
+    p.add_argument("--per-type", type=int, default=2, help="LongMemEval-S questions per type (default 2)")
+    p.add_argument("--only", help="comma list of suites: locomo,lme-oracle,lme-s,lme-s-pooled")
+    p.add_argument("--k", type=int, default=recall.DEFAULT_K, help="chunks asked per recall")
+    p.add_argument("--locomo-convs", type=int, default=None, help=argparse.SUPPRESS)
+    p.add_argument("--oracle-files", type=int, default=None, help=argparse.SUPPRESS)
+    p.add_argument("--out", default=str(HERE / "out" / "quality.json"))
+    args = p.parse_args(argv)
+    if args.quick:
+        args.locomo_convs, args.oracle_files, args.per_type = args.locomo_convs or 2, args.oracle_files or 60, 1
+
+    def log(msg):
+        print(msg, file=sys.stderr, flush=True)
+
+    started = time.monotonic()
+    configs, missing = recall.configs()
+    results = {
+        "command": "python bench/quality.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPU",
+        "k": args.k,
+        "configs": [c.describe() for c in configs] + missing,
+        "suites": [],
+    }
+    saved = os.environ.get("FUNES_HOME")
+    try:
+        for name, haystacks in suites(args):
+            log(f"{name}: {len(haystacks)} haystack(s), {sum(len(h.questions) for h in haystacks)} questions")
+            results["suites"].append(run_suite(name, haystacks, configs, args.k, log))
+    finally:
+        if saved is None:
+            os.environ.pop("FUNES_HOME", None)
+        else:
+            os.environ["FUNES_HOME"] = saved
+    results["elapsed_s"] = round(time.monotonic() - started, 1)
+    text = render(results) + render_categories(results, recall.HEADLINE)
+    print(text)
+    print(f"\ntotal {results['elapsed_s']}s")
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=1), encoding="utf-8")
+    log(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,146 @@
+"""The recall configurations the quality benchmark compares, over the real in-process Retriever.
+
+`funes.retrieval.retriever.Retriever.recall` exposes k, candidates, half_life, recency_floor and
+`now`; the reranker is a constructor argument (None = fused order). It has no switch for the two
+legs, so BM25-only and vectors-only are a thin subclass that empties the other leg and changes
+nothing else (fusion, scoring, recency and ordering are the real code).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+
+DEFAULT_K = 50  # chunks per recall: enough distinct sessions for session hit@10 (legs go max(30, k) deep)
+HEADLINE = "hybrid"
+NO_RERANKER = "n/a (no cross-encoder in HF cache)"
+
+
+@dataclass(frozen=True)
+class Config:
+    name: str
+    legs: tuple[str, ...] = ("vector", "bm25")
+    rerank: bool = False
+    half_life: float = 0.0  # days; 0 = recency off
+    floor: float = 0.0  # recency floor (funes default 0.9; the original had 0)
+
+    def describe(self) -> dict:
+        return {"name": self.name, "legs": list(self.legs), "rerank": self.rerank,
+                "half_life_days": self.half_life, "recency_floor": self.floor}
+
+
+BASE = [
+    Config("bm25", legs=("bm25",)),
+    Config("vector", legs=("vector",)),
+    Config("hybrid"),
+]
+RERANK = Config("hybrid+rerank", rerank=True)
+RECENCY = [
+    Config("hybrid+rec30d (orig)", half_life=30.0, floor=0.0),
+    Config("hybrid+rec30d f0.9", half_life=30.0, floor=0.9),
+]
+
+
+def reranker_available() -> bool:
+    from funes.retrieval.retriever import shared_reranker
+
+    try:
+        return shared_reranker() is not None
+    except Exception:  # noqa: BLE001 - a reranker that cannot load is "not available" here
+        return False
+
+
+def configs() -> tuple[list[Config], list[dict]]:
+    """(configs to run, placeholders for those that cannot run here)."""
+    from funes.retrieval import rerank
+
+    recency = RECENCY
+    if rerank.RECENCY_FLOOR not in (0.0, 0.9):  # track the shipped default floor
+        recency = [*RECENCY, Config(f"hybrid+rec30d f{rerank.RECENCY_FLOOR}", half_life=30.0,
+                                    floor=rerank.RECENCY_FLOOR)]
+    if reranker_available():
+        return [*BASE, RERANK, *recency], []
+    return [*BASE, *recency], [{"name": RERANK.name, "na": NO_RERANKER}]
+
+
+class _NoLexical:
+    """An Indexes view whose BM25 leg is empty (vectors-only runs)."""
+
+    def __init__(self, ix):
+        self._ix = ix
+
+    def __getattr__(self, name):
+        return getattr(self._ix, name)
+
+    def lexical(self, terms, limit, allowed=None):
+        return np.empty(0, np.int64), np.empty(0, np.float32)
+
+
+class _QueryCache:
+    """The process's embedder, remembering the last few query vectors (every config asks the same
+    question; embedding it once is what a warm server would do anyway)."""
+
+    def __init__(self, size: int = 64):
+        from funes.retrieval.retriever import shared_embedder
+
+        self._emb, self._memo, self._size = shared_embedder(), {}, size
+
+    def __getattr__(self, name):
+        return getattr(self._emb, name)
+
+    def encode_query(self, text: str):
+        if text not in self._memo:
+            if len(self._memo) >= self._size:
+                self._memo.pop(next(iter(self._memo)))
+            self._memo[text] = self._emb.encode_query(text)
+        return self._memo[text]
+
+
+class Searcher:
+    """One memory, opened once; `search` runs one question under one config."""
+
+    def __init__(self, funes_home: Path):
+        from funes.memory import Memory
+        from funes.retrieval.retriever import AUTO, Retriever
+
+        memory = Memory.resolve(str(funes_home / "memory")).require()
+        legs_cls = _legs_class(Retriever)
+        embedder = self._embedder = _QueryCache()
+        self._plain = legs_cls(memory, embedder=embedder, reranker=None)
+        self._rerank = legs_cls(memory, embedder=embedder, reranker=AUTO)
+
+    def embed(self, question: str) -> None:
+        self._embedder.encode_query(" ".join(question.split()))
+
+    def search(self, question: str, cfg: Config, k: int, now: datetime | None) -> list[tuple[str, int]]:
+        r = self._rerank if cfg.rerank else self._plain
+        r.legs = cfg.legs
+        res = r.recall(question, k=k, half_life=cfg.half_life, recency_floor=cfg.floor, neighbors=0,
+                       now=now.timestamp() if now is not None else None)
+        return [(h.session_id, h.seq) for h in res.hits]
+
+    def close(self) -> None:
+        self._plain = self._rerank = None
+
+
+def _legs_class(base):
+    class LegsRetriever(base):
+        legs: tuple[str, ...] = ("vector", "bm25")
+
+        def indexes(self):
+            ix = super().indexes()
+            return ix if ix is None or "bm25" in self.legs else _NoLexical(ix)
+
+        def _vector_leg(self, ix, query, limit, allowed, clock):
+            if "vector" not in self.legs:
+                return np.empty(0, np.int64)
+            return super()._vector_leg(ix, query, limit, allowed, clock)
+
+    return LegsRetriever
+
+
+def open_memory(funes_home: Path) -> Searcher:
+    return Searcher(funes_home)
