@@ -51,3 +51,14 @@ def test_status_json_for_scripts(funes_home):
     assert doc["label"] == "local" and doc["chunks"] == 1 and doc["index"]["indexed"] == 1
     assert set(doc) >= {"sessions", "by_harness", "by_type", "pending_vectors", "last_indexed", "embedder", "reranker"}
     assert np.isfinite(doc["last_indexed"])
+
+
+def test_status_says_when_the_index_was_never_built(funes_home):
+    from funes import render
+    from funes.commands.status import status
+    from test_retrieval_support import memory_with
+
+    memory_with(session("a", ["one"]), refresh=False)
+    st = status()
+    assert st.index["built"] is False
+    assert "search index: not built yet" in render.status_text(st)

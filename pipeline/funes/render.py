@@ -192,7 +192,7 @@ def status_text(st) -> str:
 
 
 def _freshness(ix: dict) -> str:
-    if not ix:
+    if not ix or not ix.get("built", True):
         return "not built yet — the next `funes index` (or recall) builds it"
     text, vec = (ix["indexed"], ix["chunks"]), (ix["vectors_indexed"], ix["vectors"])
     if text[0] >= text[1] and vec[0] >= vec[1]:

@@ -75,8 +75,10 @@ def _write_manifest(folder: Path, man: dict) -> None:
 
 def freshness(memory) -> dict:
     """Rows the indexes cover vs rows stored (cheap: the manifest and two row counts)."""
-    man = read_manifest(index_dir(memory)) or _empty_manifest(0, 0)
+    found = read_manifest(index_dir(memory))
+    man = found or _empty_manifest(0, 0)
     return {
+        "built": found is not None,
         "chunks": memory.chunk_count(), "indexed": int(man["chunks"]["rows"]),
         "vectors": memory.vector_count(), "vectors_indexed": int(man["vectors"]["rows"]),
         "bm25_segments": len(man["bm25"]), "faiss_segments": len(man["faiss"]),

@@ -67,7 +67,10 @@ def cached(spec: str | None = None) -> "Retriever":
 
 
 class Retriever:
-    """Holds one memory's indexes and the process's models; `recall` and `get` are read-only."""
+    """Holds one memory's indexes and the process's models; `recall` and `get` are read-only.
+
+    Not thread-safe: a server serialises calls (as the original's MCP server does).
+    """
 
     def __init__(self, memory: Memory, *, embedder=AUTO, reranker=AUTO, heal: bool = True):
         self.memory = memory
