@@ -1,0 +1,36 @@
+"""Index-time redaction stage: whole block texts in, `[REDACTED:<kind>]` in place of each secret.
+
+Runs on whole (rendered) block texts before chunking, so a secret is never split across two
+chunks; one `funes.scan.find` call per batch (one Kingfisher process per batch). Only the secret
+value is replaced, never the line around it. Pure: the source transcripts are never touched.
+Fails closed: a scanner error propagates as FunesError, never as unredacted text.
+"""
+
+from __future__ import annotations
+
+from funes import scan
+
+MARKER = "[REDACTED:{kind}]"
+
+
+def apply(text: str, findings: list[scan.Finding]) -> str:
+    """`text` with each (sorted, non-overlapping) finding replaced by its marker."""
+    if not findings:
+        return text
+    parts, pos = [], 0
+    for f in findings:
+        parts.append(text[pos : f.start])
+        parts.append(MARKER.format(kind=f.kind))
+        pos = f.end
+    parts.append(text[pos:])
+    return "".join(parts)
+
+
+def redact_texts(texts: list[str]) -> tuple[list[str], list[list[str]]]:
+    """Redacted texts and, per text, the kind of each removed secret (in text order)."""
+    texts = list(texts)
+    findings = scan.find(texts)
+    return (
+        [apply(t, fs) for t, fs in zip(texts, findings)],
+        [[f.kind for f in fs] for fs in findings],
+    )
