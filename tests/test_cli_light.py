@@ -19,7 +19,7 @@ print("HEAVY=" + ",".join(m for m in {heavy!r} if m in sys.modules))
 """
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["recall", "--help"], ["get", "--help"], ["status", "--help"]])
+@pytest.mark.parametrize("argv", [["--help"], ["index", "--help"], ["recall", "--help"], ["get", "--help"], ["status", "--help"]])
 def test_help_imports_nothing_heavy(argv):
     out = subprocess.run([sys.executable, "-c", PROBE.format(argv=argv, heavy=HEAVY)], capture_output=True, text=True,
                          timeout=60)
