@@ -192,6 +192,8 @@ class _Run:
         return stages.select(table, set(tiers), include_thinking=not self.opts.no_thinking)
 
     def _known_ids(self, sessions: list[str]) -> set[str]:
+        if not sessions:
+            return self.added
         if self.known is None and len(sessions) <= 64:
             return set(self.mem.stored_ids(sessions).to_pylist()) | self.added
         if self.known is None:
@@ -217,7 +219,7 @@ class _Run:
             if cid not in known and cid not in fresh:
                 keep.append(i)
                 fresh.add(cid)
-        new = chunks.take(keep)
+        new = chunks.take(pa.array(keep, pa.int64()))
         if new.num_rows:
             self.mem.append_chunks(new)
             self.added.update(fresh)
