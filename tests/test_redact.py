@@ -268,6 +268,10 @@ def variants(seed: int = 23) -> list[tuple[str, str, list[str]]]:
     kp, aws = g.password(), g.s(40, B64)
     add("kubectl-from-literal", f"kubectl create secret generic db --from-literal=password={kp}", kp)
     add("aws-configure-set", f"aws configure set aws_secret_access_key {aws}", aws)
+    pp, pt, pk = g.password(), g.s(32), g.s(32)
+    add("prose-password-for", f"the password for the staging db is {pp} (rotate monthly)", pp)
+    add("prose-token-is", f"The API token is {pt}", pt)
+    add("prose-api-key-colon", f"api key: {pk}", pk)
     return c
 
 
@@ -349,6 +353,13 @@ BENIGN = [
     "const apiKey = options?.apiKey || getApiKey(model.provider);",
     "ANTHROPIC_AUTH_TOKEN: PROXY_MANAGED",
     "password_argument: :current_password",
+    "my password was reset yesterday",
+    "The token is invalid.",
+    "the password was changed in commit 3f2a9c1",
+    "Gmail: enable 2FA -> create App Password at https://myaccount.google.com/apppasswords",
+    "key: value",
+    "The secret is out",
+    "secret key: SECRET_KEY_BASE",
 ]
 
 

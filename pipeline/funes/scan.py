@@ -370,7 +370,12 @@ _CALL_PAIR = re.compile(  # define('DB_PASSWORD', 'x'), os.Setenv("API_KEY", "x"
 )
 _CONN_PW = re.compile(r"(?i)(?:password|pwd)\s*=\s*(?P<v>[^;\"'\s][^;\"'\n]{0,200}?)\s*(?=;|[\"']|$)")
 _NETRC = re.compile(r"machine\s+\S+\s+login\s+\S+\s+password\s+(?P<v>\S+)")
-_PROSE = re.compile(r"(?i)(?:password|passwd|passphrase|pwd|api[ _-]?key|token|secret)\s+(?:is|was)\s+[\"'`]?(?P<v>[^\s\"'`\\]{6,})")
+_PROSE = re.compile(  # `the password for the staging db is X`, `Azure key: X`, `token was X`
+    r"(?i)\b(?:password|passwd|passphrase|pwd|token|secret|(?:api|access|secret|private|license|"
+    r"storage|account|auth|client|signing|encryption|master|service|azure|aws|gcp|openai|anthropic|"
+    r"stripe|github|gitlab|slack)[ _-]?key)\b(?:(?:[ \t][\w-]+){0,6}?\s+(?:is|was)\s+|:[ \t]*)"
+    r"[\"'`]?(?P<v>[^\s\"'`\\]{6,})"
+)
 _SHELL_P = re.compile(  # sshpass -p X, redis-cli -a X, gh secret set NAME --body X
     r"\b(?:sshpass\s+-p|redis-cli\b[^\n]{0,100}?\s-a|secret set\s+\S+\s+(?:--body|-b)(?:=|\s+))"
     r"\s*[\"']?(?P<v>[^\s\"']{4,})"
@@ -458,7 +463,8 @@ def _word_start(text: str, s: int) -> bool:
 _KW_ASSIGN = re.compile(r"[a-z0-9_.\-]{0,40}(?:[\"'\]]?\s{0,3}(?:=|:)|>|[\"']\s{0,3},)")  # `=` `:` `>` `",`
 _KW_FLAG = re.compile(r"(?:^|[\s\"'])--?[a-z0-9_\-]{0,40}$")  # `--api-token`, `-password`
 _KW_SCHEMES = ("bearer", "token", "basic")
-_KW_PROSE = re.compile(r"(?:word|phrase|wd)?\s+(?:is|was|\S+\s*$|[^\s]{6,})")  # `password is x`
+_KW_PROSE_WORDS = ("pass", "pw", "secret", "token", "key")
+_KW_PROSE = re.compile(r"[^\n]{0,60}?\s(?:is|was)\s|word\s+\S{4}")  # `password for the db is x`, .netrc
 
 
 def _windows(text: str, low: str, words: Iterable[str] | None = None,
@@ -475,7 +481,7 @@ def _windows(text: str, low: str, words: Iterable[str] | None = None,
                 low.rfind("-", max(0, i - 44), i) >= 0 and _KW_FLAG.search(low, max(0, i - 44), i)
             ) or (
                 kw in _KW_SCHEMES and low[j : j + 1] in (" ", "\t")
-            ) or (kw == "pass" and _KW_PROSE.match(low, j)):
+            ) or (kw in _KW_PROSE_WORDS and _KW_PROSE.match(low, j)):
                 hits.append(i)
             i = low.find(kw, j)
     return _near(text, hits, before, after)
@@ -600,7 +606,7 @@ def _assignment_findings(text: str, ls: int, le: int) -> list[tuple[str, int, in
 def _config_findings(text: str, ls: int, le: int, low: str) -> list[tuple[str, int, int]]:
     """`...;Password=x;` connection strings, .netrc lines, `the password is x` in prose."""
     out = []
-    for rx, gates in ((_CONN_PW, (";",)), (_NETRC, ("machine",)), (_PROSE, (" is ", " was "))):
+    for rx, gates in ((_CONN_PW, (";",)), (_NETRC, ("machine",)), (_PROSE, (" is ", " was ", ":"))):
         if all(low.find(g, ls, le) < 0 for g in gates):
             continue
         for m in rx.finditer(text, ls, le):
@@ -608,15 +614,16 @@ def _config_findings(text: str, ls: int, le: int, low: str) -> list[tuple[str, i
             if rx is _CONN_PW and ";" not in text[max(ls, m.start() - 200) : m.end() + 2]:
                 continue
             if not _placeholder(v) and (rx is not _PROSE or _password_like(v)):
-                out.append(("Password", *m.span("v")))
+                named = _secret_name(m.group(0).split()[0]) if rx is _PROSE else "Password"
+                out.append((named or "Secret", *m.span("v")))
     return out
 
 
 def _password_like(v: str) -> bool:
     """A free-text value that looks typed as a password: digits or symbols, not code or a path."""
     v = v.rstrip(".,;:!?)")
-    return (len(v) >= 6 and (any(c.isdigit() for c in v) or not v.isalnum()) and not _CODEISH.search(v)
-            and not _IDENT.fullmatch(v) and not _DOTTED.fullmatch(v) and not _placeholder(v))
+    return (len(v) >= 6 and v[0] not in "/#" and (any(c.isdigit() for c in v) or not v.isalnum()) and not _CODEISH.search(v)
+            and not _DOTTED.fullmatch(v) and not _placeholder(v))
 
 
 _CODEISH = re.compile(r"[\[\](){}<>]|\+\+|--|\|\||&&|\?\.|->|::")  # args[++i], a || b
