@@ -476,6 +476,13 @@ def test_kingfisher_failure_fails_closed(tmp_path, monkeypatch):
     assert "exit 3" in message and echoed[4:] not in message and planted_tok[4:] not in message
 
 
+def test_configured_but_missing_kingfisher_fails_closed(tmp_path, monkeypatch):
+    monkeypatch.setenv("FUNES_KINGFISHER", str(tmp_path / "no-such-kingfisher"))
+    assert scan.engines()["kingfisher"].startswith("unavailable:")
+    with pytest.raises(FunesError, match="could not be run"):
+        redact_texts(["hello"])
+
+
 def test_kingfisher_garbage_output_fails_closed(tmp_path, monkeypatch):
     fake = tmp_path / "kingfisher"
     fake.write_text("#!/bin/sh\ncat >/dev/null\necho '{not json'\nexit 200\n")
@@ -512,6 +519,11 @@ def test_without_kingfisher_the_other_engines_still_redact(monkeypatch):
     secret = "hf_" + g.s(34)
     (out,), (kinds,) = redact_texts([f"HF_TOKEN={secret}"])
     assert secret not in out and kinds and scan.KINGFISHER_CALLS == before
+
+
+def test_empty_and_null_texts_pass_through():
+    assert redact_texts([]) == ([], [])
+    assert redact_texts(["", None, "  "]) == (["", None, "  "], [[], [], []])
 
 
 def test_engines_report_versions():

@@ -27,10 +27,11 @@ def apply(text: str, findings: list[scan.Finding]) -> str:
 
 
 def redact_texts(texts: list[str]) -> tuple[list[str], list[list[str]]]:
-    """Redacted texts and, per text, the kind of each removed secret (in text order)."""
+    """Redacted texts and, per text, the kind of each removed secret (in text order).
+    A null text (None) passes through as None."""
     texts = list(texts)
-    findings = scan.find(texts)
+    findings = scan.find([t or "" for t in texts])
     return (
-        [apply(t, fs) for t, fs in zip(texts, findings)],
+        [apply(t, fs) if t is not None else None for t, fs in zip(texts, findings)],
         [[f.kind for f in fs] for fs in findings],
     )
