@@ -15,7 +15,7 @@ from funes.memory import Memory, State, ledger
 # a no-path run (day zero, hooks) stops storing/embedding after about this long
 BUDGET_S = float(os.environ.get("FUNES_INDEX_BUDGET", "60"))
 # blocks gathered before one chunk+append step (bounds memory and the work a kill can lose)
-FLUSH_BLOCKS = int(os.environ.get("FUNES_FLUSH_BLOCKS", "5000"))
+FLUSH_BLOCKS = int(os.environ.get("FUNES_FLUSH_BLOCKS", "20000"))
 FLUSH_S = 5.0
 EMBED_STEP = 1024  # vectors appended per commit: a kill loses at most one step
 TIER_PASSES = (("text",), ("tool_use",), ("tool_result",))
