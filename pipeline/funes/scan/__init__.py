@@ -1,0 +1,141 @@
+"""Secret scanners: texts in, exact secret spans out (Kingfisher ∪ detect-secrets ∪ funes rules).
+
+Every text is scanned as several *views* that all map back to exact spans of the raw text: the
+raw text itself, its JSON-unescaped form (two levels, so a key with literal `\\n` or a password
+inside an escaped tool input is seen as plain text) and the decoded form of long base64 runs (a
+hit there covers the whole run). Three engines scan every view:
+
+- Kingfisher (MongoDB, ~490 rules, Rust binary from the `kingfisher-bin` wheel), run ONCE per
+  batch over stdin with validation and update checks off — it never touches the network;
+- detect-secrets (Yelp) plugins called directly on strings (no baseline, no settings file);
+- funes rules: provider token shapes the others miss or pin too narrowly (`hf_` with digits,
+  `sk-ant-`/`sk-proj-` of any length...), PEM/OpenSSH private key blocks (also truncated
+  ones), passwords in URLs, `.env`/export/JSON/YAML/code assignments to secret-ish names,
+  CLI flags, auth headers, secret query parameters.
+
+Spans of all engines are unioned and overlapping spans merged. Kingfisher is *expected* when its
+binary is found: if it then fails, `find` raises FunesError (fail closed). When it is absent the
+other two engines still run and `engines()` says Kingfisher is unavailable. Messages never carry
+text from the scanned input.
+
+Modules: `views` (the views and their span maps), `kingfisher`, `detectsecrets`, `rules` (funes
+rules over the whole text) and `context` (funes rules within secret-ish windows), with what the
+rules share in `values` (placeholder/randomness heuristics), `names` (secret-ish names) and
+`windows` (where the slower rules look).
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+from funes.scan import detectsecrets, kingfisher, rules
+from funes.scan.kingfisher import binary as _kingfisher_binary
+from funes.scan.views import text_views
+from funes.scan.windows import lower, word_windows
+
+KINGFISHER_CALLS = 0  # subprocess runs so far (tests assert one per batch)
+KINGFISHER_TIMEOUT_S = 600
+ENGINE_NAMES = ("kingfisher", "detect-secrets", "funes-rules")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A secret at text[start:end], named by a short stable kind (`AWS`, `PrivateKey`...)."""
+
+    kind: str
+    start: int
+    end: int
+
+
+_GENERIC_RANK = {"URLPassword": 1, "JWT": 1, "PrivateKey": 0, "Bearer": 2, "BasicAuth": 2,
+                 "AuthHeader": 2, "URLToken": 3, "EnvAssignment": 3, "Password": 3, "Secret": 3,
+                 "APIKey": 2}
+_MARKER = re.compile(r"\[REDACTED:[A-Za-z0-9_.+-]{1,40}\]")
+_SEP = "\n\x00\n"  # no rule matches across it (no token charset holds NUL; lines end at it)
+
+
+def engines() -> dict[str, str]:
+    """Engine name -> version, or "unavailable: <why>" (status shows it)."""
+    path, why = _kingfisher_binary()
+    return {
+        "kingfisher": kingfisher.version(path) if path else f"unavailable: {why}",
+        "detect-secrets": detectsecrets.version(),
+        "funes-rules": f"builtin ({len(rules.TOKEN_RULES)} token patterns + context rules)",
+    }
+
+
+def find(texts: list[str], *, only: Iterable[str] | None = None) -> list[list[Finding]]:
+    """Secret spans per text: all engines (or `only` those named) over every view, merged."""
+    global KINGFISHER_CALLS
+    use = set(only) if only is not None else set(ENGINE_NAMES)
+    if use - set(ENGINE_NAMES):
+        raise ValueError(f"unknown scanner engine(s): {sorted(use - set(ENGINE_NAMES))}")
+    flat = [(i, v) for i, t in enumerate(texts) for v in text_views(t)]
+    hits: list[list[tuple[str, int, int]]] = [[] for _ in texts]
+    path = _kingfisher_binary()[0] if "kingfisher" in use else None
+    job = None
+    if path and any(t.strip() for t in texts):
+        KINGFISHER_CALLS += 1
+        job = kingfisher.Job(path, [v.text for _, v in flat], KINGFISHER_TIMEOUT_S)
+    try:
+        ds = "detect-secrets" in use and detectsecrets.available()
+        found = _in_process([v.text for _, v in flat], "funes-rules" in use, ds)
+        for j, kind, s, e in itertools.chain(found, job.findings() if job else ()):
+            i, v = flat[j]
+            hits[i].append((kind, *v.to_raw(s, e)))
+    finally:
+        if job:
+            job.close()
+    return [_merge(t, h) for t, h in zip(texts, hits)]
+
+
+def _in_process(texts: list[str], use_rules: bool, use_ds: bool) -> list[tuple[int, str, int, int]]:
+    """(text index, kind, start, end) from the in-process engines. They scan the whole batch as
+    one string: no per-text overhead."""
+    if not texts or not (use_rules or use_ds):
+        return []
+    big = _SEP.join(texts)
+    starts = list(itertools.accumulate((len(t) + len(_SEP) for t in texts[:-1]), initial=0))
+    low = lower(big)
+    lines = word_windows(big, low)
+    found = (rules.findings(big, low, lines) if use_rules else []) + (
+        detectsecrets.findings(big, low, lines) if use_ds else [])
+    out = []
+    for kind, s, e in found:
+        j = bisect.bisect_right(starts, s) - 1
+        end = min(e, starts[j] + len(texts[j]))
+        if end > s:
+            out.append((j, kind, s - starts[j], end - starts[j]))
+    return out
+
+
+def _merge(text: str, hits: list[tuple[str, int, int]]) -> list[Finding]:
+    """One text's findings: spans trimmed of whitespace, those touching a `[REDACTED:...]` marker
+    dropped, overlapping ones merged under the most specific kind."""
+    markers = [m.span() for m in _MARKER.finditer(text)] if "[REDACTED:" in text else []
+    spans = []
+    for kind, s, e in hits:
+        s, e = max(0, s), min(len(text), e)
+        while s < e and text[s].isspace():
+            s += 1
+        while e > s and text[e - 1].isspace():
+            e -= 1
+        if e > s and not any(a < e and s < b for a, b in markers):  # markers are never re-redacted
+            spans.append((s, e, kind))
+    spans.sort()
+    out: list[list] = []
+    for s, e, kind in spans:
+        if out and s < out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+            out[-1][2].append((kind, e - s))
+        else:
+            out.append([s, e, [(kind, e - s)]])
+    return [Finding(_pick_kind(kinds), s, e) for s, e, kinds in out]
+
+
+def _pick_kind(kinds: list[tuple[str, int]]) -> str:
+    return min(kinds, key=lambda k: (_GENERIC_RANK.get(k[0], 0), -k[1], k[0]))[0]

@@ -1,0 +1,70 @@
+"""Windows of a batch text that the slower rules look at: around secret-ish words, cut at lines.
+
+Also the offset-preserving search helpers they share (same-length lower-casing, occurrences).
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from typing import Iterable
+
+_KEYWORDS = ("pass", "pw", "secret", "token", "key", "cred", "auth", "sig", "dsn", "bearer",
+             "pat", "contrase", "basic")
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+_KW_ASSIGN = re.compile(r"[a-z0-9_.\-]{0,40}(?:[\"'\]]?\s{0,3}(?:=|:)|>|[\"']\s{0,3},)")  # `=` `:` `>` `",`
+_KW_FLAG = re.compile(r"(?:^|[\s\"'])--?[a-z0-9_\-]{0,40}$")  # `--api-token`, `-password`
+_KW_SCHEMES = ("bearer", "token", "basic")
+_KW_PROSE_WORDS = ("pass", "pw", "secret", "token", "key")
+_KW_PROSE = re.compile(r"[^\n]{0,60}?\s(?:is|was)\s|word\s+\S{4}")  # `password for the db is x`, .netrc
+
+
+def word_windows(text: str, low: str, words: Iterable[str] | None = None,
+                 before: int = 120, after: int = 1000) -> list[tuple[int, int]]:
+    """Merged windows (within one line, `before`/`after` chars around each hit) around the
+    occurrences of `words`; by default, of secret-ish words used as a name (followed by `=`/`:`,
+    or a `--flag`) or as an auth scheme: all the slower rules ever look at."""
+    hits = []
+    for kw in _KEYWORDS if words is None else words:
+        i = low.find(kw)
+        while i >= 0:
+            j = i + len(kw)
+            if words is not None or _KW_ASSIGN.match(low, j) or (
+                low.rfind("-", max(0, i - 44), i) >= 0 and _KW_FLAG.search(low, max(0, i - 44), i)
+            ) or (
+                kw in _KW_SCHEMES and low[j : j + 1] in (" ", "\t")
+            ) or (kw in _KW_PROSE_WORDS and _KW_PROSE.match(low, j)):
+                hits.append(i)
+            i = low.find(kw, j)
+    return hit_windows(text, hits, before, after)
+
+
+def hit_windows(text: str, hits: list[int], before: int = 120, after: int = 1000) -> list[tuple[int, int]]:
+    """Merged windows around `hits`, each cut at the line ends."""
+    out: list[list[int]] = []
+    for i in sorted(hits):
+        if out and i < out[-1][1]:
+            continue
+        ws = max(text.rfind("\n", max(0, i - before), i) + 1, i - before, 0)
+        we = text.find("\n", i, i + after)
+        we = min(len(text), i + after) if we < 0 else we
+        if out and ws <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], we)
+        else:
+            out.append([ws, we])
+    return [(ws, we) for ws, we in out]
+
+
+def lower(text: str) -> str:
+    """Lower-cased text with the same offsets (str.lower can change the length; rarely)."""
+    low = text.lower()
+    return low if len(low) == len(text) else text.translate(_ASCII_LOWER)
+
+
+def occurrences(text: str, value: str) -> Iterable[int]:
+    """Start offsets of the non-overlapping occurrences of `value` in `text`."""
+    i = text.find(value)
+    while i >= 0:
+        yield i
+        i = text.find(value, i + len(value))
+
