@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
+
+# ONNX exports of the models are derived and keyed by weights sha: build them once per machine,
+# not once per test (every test gets a fresh HOME, which would otherwise re-export each time)
+os.environ.setdefault("FUNES_MODEL_CACHE", str(Path(tempfile.gettempdir()) / f"funes-test-models-{os.getuid()}"))
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
