@@ -27,6 +27,7 @@ check: $(STAMP)
 	$(BIN)/python -m pytest -q tests/test_cli_light.py
 
 bench: $(STAMP)
+	$(BIN)/python bench/embed_bench.py
 	$(BIN)/python bench/index_bench.py
 	$(BIN)/python bench/recall_latency.py
 	$(BIN)/python bench/quality.py

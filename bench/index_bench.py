@@ -23,6 +23,8 @@ sys.path.insert(0, str(REPO / "tests"))
 from transcripts import append_claude_turn, prose, write_claude_session  # noqa: E402
 
 FUNES = [sys.executable, "-m", "funes.cli"]
+# every scenario gets its own HOME; the derived ONNX export is shared (built once per machine)
+os.environ.setdefault("FUNES_MODEL_CACHE", str(Path.home() / ".cache" / "funes" / "models"))
 
 
 def _home(root: Path, name: str) -> Path:
