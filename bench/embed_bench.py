@@ -1,7 +1,7 @@
 """Embedder benchmark: chunks/s per backend on the same real chunks, speed-ups vs plain fp32, cosine agreement.
 
     .venv/bin/python bench/embed_bench.py [--n 1000] [--speed-n 192] [--rounds 3] [--threads 2]
-        [--reranker cross-encoder/ms-marco-MiniLM-L6-v2 | --tiny-reranker]
+        [--reranker cross-encoder/ms-marco-MiniLM-L6-v2 | --proxy-reranker | --tiny-reranker]
 
 Chunks come from ../shared/corpus (every message string, split by funes.ingest.chunk.split, kept when
 200-1200 chars, shuffled with a fixed seed). The reference is plain sentence-transformers fp32 torch.
@@ -201,6 +201,22 @@ def bench_reranker(model: str, args, lists: int = 10, per_list: int = 30) -> dic
     return out
 
 
+def build_proxy_cross_encoder(path: Path) -> Path:
+    """A stand-in with the real ms-marco-MiniLM-L6-v2's shapes (BERT, 6 layers, 384 wide, 12 heads): the
+    bundled all-MiniLM-L6-v2 encoder under a seeded one-logit head. Its latency stands in for the real
+    cross-encoder's; its scores rank nothing, so its agreement figures only bound quantisation noise."""
+    import torch
+    from transformers import AutoTokenizer, BertForSequenceClassification
+
+    from funes.models import locate
+
+    source = str(locate.wheel_dir(locate.DEFAULT_EMBED_MODEL))
+    torch.manual_seed(0)
+    BertForSequenceClassification.from_pretrained(source, num_labels=1).save_pretrained(str(path))
+    AutoTokenizer.from_pretrained(source).save_pretrained(str(path))
+    return path
+
+
 def print_embedder(res: dict) -> None:
     print(f"embedder: all-MiniLM-L6-v2, {res['chunks']} chunks (mean {res['mean_chars']:.0f} chars) for cosine, "
           f"speed = best of {res['rounds']} on {res['speed_chunks']}, {res['threads']} threads")
@@ -218,6 +234,8 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--reranker", help="cross-encoder id (HF cache) or folder to measure as well")
+    ap.add_argument("--proxy-reranker", action="store_true",
+                    help="measure a cross-encoder with the default reranker's shapes built from the bundled MiniLM")
     ap.add_argument("--tiny-reranker", action="store_true", help="measure the tests' tiny cross-encoder")
     ap.add_argument("--skip-embedder", action="store_true")
     ap.add_argument("--json", type=Path, help="also write the figures here")
@@ -236,6 +254,8 @@ def main() -> None:
         from tiny_models import build_tiny_cross_encoder
 
         model = str(build_tiny_cross_encoder(Path(tempfile.mkdtemp()) / "tiny-ce"))
+    if args.proxy_reranker:
+        model = str(build_proxy_cross_encoder(Path(tempfile.mkdtemp()) / "proxy-ce"))
     if model:
         report["reranker"] = bench_reranker(model, args)
         print("reranker:", json.dumps(report["reranker"], indent=1))

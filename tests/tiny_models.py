@@ -18,7 +18,8 @@ _WORDS = (
 def _vocab() -> list[str]:
     special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
     chars = list(string.ascii_lowercase + string.digits + string.punctuation)
-    return special + chars + ["##" + c for c in string.ascii_lowercase + string.digits] + sorted(set(_WORDS))
+    pieces = ["##" + c for c in string.ascii_lowercase + string.digits]
+    return list(dict.fromkeys(special + chars + pieces + sorted(_WORDS)))  # ids must be dense: no repeats
 
 
 def _save_tokenizer(path: Path) -> int:

