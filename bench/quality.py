@@ -5,6 +5,11 @@ transcript (alternating), indexed with `funes index <root> --yes` semantics (in-
 `funes.commands.index.index`, FUNES_HOME = a temp dir per haystack), and every question is asked
 through the in-process recall API with several retrieval configurations side by side.
 
+One shortcut, which changes no result: a text embedded once in this run is not embedded again (an
+in-memory memo in front of the real embedder, same model, same vectors), so the pooled LongMemEval-S
+haystack costs no embedding after the per-question ones. Nothing is written outside temp dirs
+(and funes's own model-export cache) except bench/out/quality.json.
+
     python bench/quality.py            # default sample, sized for <= 15 min on 2 CPU cores
     python bench/quality.py --full     # every LongMemEval-S question in s_subset/, pooled over all
     python bench/quality.py --quick    # smoke run (minutes)
@@ -133,9 +138,8 @@ def suites(args) -> list[tuple[str, list[data.Haystack]]]:
         hs = data.locomo_haystacks()
         out.append(("locomo", hs[: args.locomo_convs] if args.locomo_convs else hs))
     if "lme-oracle" in want:
-        files = data.lme_files("oracle")
-        out.append(("lme-oracle", [data.lme_pooled(files[: args.oracle_files] if args.oracle_files else files,
-                                                   "lme-oracle/pooled")]))
+        files = data.lme_sample(data.lme_files("oracle"), None if args.full else args.oracle_per_type)
+        out.append(("lme-oracle", [data.lme_pooled(files, "lme-oracle/pooled")]))
     s_files = data.lme_sample(data.lme_files("s_subset"), None if args.full else args.per_type)
     if "lme-s" in want:
         out.append(("lme-s", data.lme_per_question(s_files)))
@@ -178,29 +182,43 @@ def render_categories(results: dict, config: str) -> str:
     return "\n".join(lines)
 
 
+def _commit() -> str:
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, timeout=10)
+        return out.stdout.strip() or "?"
+    except (OSError, subprocess.SubprocessError):
+        return "?"
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--full", action="store_true", help="every LongMemEval-S question in s_subset/ (36)")
-    p.add_argument("--quick", action="store_true", help="smoke run: 2 LoCoMo conversations, 60 oracle files, 1 S question per type")
-    p.add_argument("--per-type", type=int, default=2, help="LongMemEval-S questions per type (default 2)")
+    p.add_argument("--full", action="store_true",
+                   help="all 470 answerable oracle questions pooled, all 36 LongMemEval-S questions (about an hour)")
+    p.add_argument("--quick", action="store_true", help="smoke run: 2 LoCoMo conversations, 3 oracle and 1 S question per type")
+    p.add_argument("--per-type", type=int, default=1, help="LongMemEval-S questions per type (default 1)")
+    p.add_argument("--oracle-per-type", type=int, default=10, help="oracle questions per type in the pool (default 10)")
     p.add_argument("--only", help="comma list of suites: locomo,lme-oracle,lme-s,lme-s-pooled")
     p.add_argument("--k", type=int, default=recall.DEFAULT_K, help="chunks asked per recall")
     p.add_argument("--locomo-convs", type=int, default=None, help=argparse.SUPPRESS)
-    p.add_argument("--oracle-files", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--out", default=str(HERE / "out" / "quality.json"))
     args = p.parse_args(argv)
     if args.quick:
-        args.locomo_convs, args.oracle_files, args.per_type = args.locomo_convs or 2, args.oracle_files or 60, 1
+        args.locomo_convs, args.oracle_per_type, args.per_type = args.locomo_convs or 2, 3, 1
 
     def log(msg):
         print(msg, file=sys.stderr, flush=True)
 
     started = time.monotonic()
+    memo = recall.memoize_embedder()
     configs, missing = recall.configs()
     results = {
         "command": "python bench/quality.py " + " ".join(argv if argv is not None else sys.argv[1:]),
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": f"{platform.machine()}, {os.cpu_count()} CPU",
+        "commit": _commit(),
         "k": args.k,
         "configs": [c.describe() for c in configs] + missing,
         "suites": [],
@@ -216,9 +234,13 @@ def main(argv=None) -> int:
         else:
             os.environ["FUNES_HOME"] = saved
     results["elapsed_s"] = round(time.monotonic() - started, 1)
+    results["embedder"] = memo.describe()
     text = render(results) + render_categories(results, recall.HEADLINE)
     print(text)
-    print(f"\ntotal {results['elapsed_s']}s")
+    e = results["embedder"]
+    print(f"\nembedder {e['model_id']} ({e['backend']}): {e['embedded']} texts embedded in {e['embed_s']}s, "
+          f"{e['reused']} reused from earlier haystacks of this run")
+    print(f"total {results['elapsed_s']}s at commit {results['commit']}, {results['date']}")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=1), encoding="utf-8")

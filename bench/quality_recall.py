@@ -41,6 +41,7 @@ RERANK = Config("hybrid+rerank", rerank=True)
 RECENCY = [
     Config("hybrid+rec30d (orig)", half_life=30.0, floor=0.0),
     Config("hybrid+rec30d f0.9", half_life=30.0, floor=0.9),
+    Config("hybrid+rec30d f0.98", half_life=30.0, floor=0.98),  # a tie-breaker: ~1 RRF rank step
 ]
 
 
@@ -58,7 +59,7 @@ def configs() -> tuple[list[Config], list[dict]]:
     from funes.retrieval import rerank
 
     recency = RECENCY
-    if rerank.RECENCY_FLOOR not in (0.0, 0.9):  # track the shipped default floor
+    if rerank.RECENCY_FLOOR not in {c.floor for c in RECENCY}:  # track the shipped default floor
         recency = [*RECENCY, Config(f"hybrid+rec30d f{rerank.RECENCY_FLOOR}", half_life=30.0,
                                     floor=rerank.RECENCY_FLOOR)]
     if reranker_available():
@@ -79,36 +80,16 @@ class _NoLexical:
         return np.empty(0, np.int64), np.empty(0, np.float32)
 
 
-class _QueryCache:
-    """The process's embedder, remembering the last few query vectors (every config asks the same
-    question; embedding it once is what a warm server would do anyway)."""
-
-    def __init__(self, size: int = 64):
-        from funes.retrieval.retriever import shared_embedder
-
-        self._emb, self._memo, self._size = shared_embedder(), {}, size
-
-    def __getattr__(self, name):
-        return getattr(self._emb, name)
-
-    def encode_query(self, text: str):
-        if text not in self._memo:
-            if len(self._memo) >= self._size:
-                self._memo.pop(next(iter(self._memo)))
-            self._memo[text] = self._emb.encode_query(text)
-        return self._memo[text]
-
-
 class Searcher:
     """One memory, opened once; `search` runs one question under one config."""
 
     def __init__(self, funes_home: Path):
         from funes.memory import Memory
-        from funes.retrieval.retriever import AUTO, Retriever
+        from funes.retrieval.retriever import AUTO, Retriever, shared_embedder
 
         memory = Memory.resolve(str(funes_home / "memory")).require()
         legs_cls = _legs_class(Retriever)
-        embedder = self._embedder = _QueryCache()
+        embedder = self._embedder = shared_embedder()  # the memo when memoize_embedder() ran first
         self._plain = legs_cls(memory, embedder=embedder, reranker=None)
         self._rerank = legs_cls(memory, embedder=embedder, reranker=AUTO)
 
@@ -140,6 +121,52 @@ def _legs_class(base):
             return super()._vector_leg(ix, query, limit, allowed, clock)
 
     return LegsRetriever
+
+
+class _MemoEmbedder:
+    """The real embedder behind a per-run memo: each distinct text is embedded once per run."""
+
+    def __init__(self, real):
+        self._real, self._memo = real, {}
+        self.embedded = self.reused = 0
+        self.seconds = 0.0
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+    def encode(self, texts, batch_size: int = 64):
+        import time
+
+        texts = list(texts)
+        missing = list(dict.fromkeys(t for t in texts if t not in self._memo))
+        self.reused += len(texts) - len(missing)
+        if missing:
+            t0 = time.perf_counter()
+            vecs = self._real.encode(missing, batch_size=batch_size)
+            self.seconds += time.perf_counter() - t0
+            self.embedded += len(missing)
+            self._memo.update(zip(missing, vecs))
+        if not texts:
+            return self._real.encode([], batch_size=batch_size)
+        return np.stack([self._memo[t] for t in texts]).astype(np.float32, copy=False)
+
+    def encode_query(self, text: str):
+        return self.encode([text])[0]
+
+    def describe(self) -> dict:
+        return {"model_id": self._real.model_id, "backend": getattr(self._real, "backend", "?"),
+                "embedded": self.embedded, "reused": self.reused, "embed_s": round(self.seconds, 1)}
+
+
+def memoize_embedder() -> _MemoEmbedder:
+    """Route funes.models.load_embedder (used by index and recall) through one memo for this process."""
+    from funes import models
+
+    orig = models.load_embedder
+    real = orig()
+    memo = _MemoEmbedder(real)
+    models.load_embedder = lambda model_id=None: memo if model_id in (None, real.model_id) else orig(model_id)
+    return memo
 
 
 def open_memory(funes_home: Path) -> Searcher:
