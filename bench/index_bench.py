@@ -82,19 +82,25 @@ def throughput(tmp: Path, corpus: Path, target: int) -> dict:
 
 
 def noop_rerun(tmp: Path, corpus: Path) -> dict:
+    """Whole corpus stored (text; embedding 17k chunks here would take most of the run), then re-run.
+
+    The re-run is `--no-embed` too, so it measures the change detection a hook pays: unit stats vs
+    state.json and the pending-vector count; a fully embedded memory answers that count from two
+    row counts, without reading anything.
+    """
     home = _home(tmp, "noop")
     t0 = time.perf_counter()
-    rep = _index(corpus)
+    rep = _index(corpus, no_embed=True)
     first = time.perf_counter() - t0
     code = ("import sys,time; t=time.perf_counter(); from funes.commands import index as ix;"
-            f"r=ix.index(ix.Options(path={str(corpus)!r}));"
+            f"r=ix.index(ix.Options(path={str(corpus)!r}, no_embed=True));"
             "print(r.chunks_added, r.vectors_added, time.perf_counter()-t,"
             " [m for m in ('torch','sentence_transformers','onnxruntime') if m in sys.modules])")
     t0 = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", code], env=_env(home), capture_output=True, text=True, check=True)
     wall = time.perf_counter() - t0
     added, vecs, inproc, heavy = out.stdout.strip().split(" ", 3)
-    return {"corpus_chunks": rep.chunks_added, "first_index_s": first, "noop_wall_s": wall,
+    return {"corpus_chunks": rep.chunks_added, "first_store_s": first, "noop_wall_s": wall,
             "noop_in_process_s": float(inproc), "noop_added": int(added) + int(vecs), "models_loaded": heavy}
 
 

@@ -100,10 +100,14 @@ def index(opts: Options, progress=lambda msg, transient=False: None) -> IndexRep
         if st in (State.INCOMPATIBLE, State.UNREADABLE):
             mem.require()
         run = _Run(opts, mem, report, progress, started, budgeted and not opts.yes)
-        run.store(sources, TIER_PASSES if budgeted else ALL_TIERS)
-        if report.chunks_added:
-            _refresh(mem, progress)  # text is searchable now, before any of it is embedded
-            report.searchable_at = time.monotonic() - started
+
+        def searchable() -> None:
+            # each pass's text is searchable as soon as it is stored, before any of it is embedded
+            _refresh(mem, progress)
+            if report.searchable_at is None:
+                report.searchable_at = time.monotonic() - started
+
+        run.store(sources, TIER_PASSES if budgeted else ALL_TIERS, after_pass=searchable)
         if not opts.no_embed:
             run.embed()
         report.vectors_pending = len(mem.pending_rows())
@@ -139,7 +143,7 @@ class _Run:
 
     # ---- phase 1: chunks -----------------------------------------------------------------
 
-    def store(self, sources, passes) -> None:
+    def store(self, sources, passes, after_pass=lambda: None) -> None:
         units = [(s, u) for s in sources for u in s.units(self.opts.limit)]
         self.report.units_total = len(units)
         self.report.units_current = sum(
@@ -160,8 +164,10 @@ class _Run:
                     self._flush(batch)
                     batch, rows, last = [], 0, time.monotonic()
                     if self.over_budget():
-                        return
+                        return after_pass()
             self._flush(batch)
+            if self.report.chunks_added:
+                after_pass()
             self.report.tier_done[target] = time.monotonic() - self.started
             if self.over_budget():
                 return
