@@ -54,7 +54,7 @@ def corpus_texts(root: Path) -> list[str]:
                     pass
         elif path.name.endswith((".db", ".db.backup")):
             try:
-                con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+                con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
                 out.extend(t for (t,) in con.execute("select content from messages") if isinstance(t, str) and t.strip())
             except sqlite3.DatabaseError:
                 pass
