@@ -106,8 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
     rc.add_argument("--candidates", type=int, default=30, help="fused pool the reranker sees (default 30)")
     rc.add_argument("--half-life", type=float, default=30.0, metavar="DAYS",
                     help="recency half-life in days; <= 0 turns recency off (default 30)")
-    rc.add_argument("--recency-floor", type=float, default=0.9, metavar="F",
-                    help="share of its score the oldest hit keeps (default 0.9; 0 = the original's pure decay)")
+    rc.add_argument("--recency-floor", type=float, default=0.98, metavar="F",
+                    help="share of its score the oldest hit keeps (default 0.98; 0 = the original's pure decay)")
     rc.add_argument("--neighbors", type=int, default=1, metavar="W", help="attach chunks within W seqs (default 1)")
     rc.add_argument("--type", choices=("text", "thinking", "tool_use", "tool_result"), help="only this block type")
     rc.add_argument("--harness", metavar=HARNESSES, help="only this agent's sessions")

@@ -20,7 +20,9 @@ import numpy as np
 RERANK_CHARS = 1000  # ~250 word-piece tokens of prose; chunks are <= 1200 chars anyway
 RERANK_BATCH = 32
 HALF_LIFE_DAYS = 30.0
-RECENCY_FLOOR = 0.9
+# bench/README.md "Retrieval quality": on LoCoMo session hit@1 is 55.7 without recency, 55.1 at
+# floor 0.98, 50.9 at 0.9 and 15.9 with the original's pure decay; 0.98 keeps recency a tie-breaker
+RECENCY_FLOOR = 0.98
 
 
 def truncate(text: str, limit: int = RERANK_CHARS) -> str:
