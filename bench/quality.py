@@ -44,6 +44,7 @@ PUBLISHED = {
     "lme-s-pooled": "original funes, day-zero pooled LongMemEval: hit@1 3-19 of 100",
     "lme-oracle": "(no published figure; oracle sessions pooled, 940 sessions)",
 }
+SHORT_CHARS = 80
 METRICS = ("hit@1", "hit@5", "hit@10", "mrr", "turn_r@5", "turn_r@10")
 
 
@@ -65,7 +66,9 @@ def index_haystack(hs: data.Haystack, tmp: Path) -> tuple[dict, dict]:
                 raise RuntimeError(f"{hs.name}: index failed for {rep.failed[:3]}")
             chunks += rep.chunks_added
             vectors += rep.vectors_added
+    short = sum(1 for s in hs.sessions for t in s.turns if 0 < len(t.text.strip()) < SHORT_CHARS)
     stats = {"sessions": len(hs.sessions), "files": counts, "chunks": chunks, "vectors": vectors,
+             "short_turns": short,
              "index_s": round(time.monotonic() - t0, 1)}
     if vectors < chunks:
         raise RuntimeError(f"{hs.name}: only {vectors}/{chunks} chunks embedded")
@@ -85,7 +88,8 @@ def ask_haystack(hs: data.Haystack, turn_map: dict, configs: list[recall.Config]
                 t0 = time.monotonic()
                 hits = searcher.search(q.text, cfg, k=k, now=q.now)
                 timing[cfg.name] = timing.get(cfg.name, 0.0) + time.monotonic() - t0
-                m = score_question(hits, q.gold_sessions, q.gold_turns, turn_map)
+                m = score_question([h[:2] for h in hits], q.gold_sessions, q.gold_turns, turn_map)
+                m["_top1_chars"] = hits[0][2] if hits else None
                 m["_category"] = q.category
                 m["_qid"] = q.qid
                 rows.setdefault(cfg.name, []).append(m)
@@ -114,6 +118,8 @@ def summarize(name: str, rows: dict, timing: dict, index_stats: list, elapsed: f
            "sessions": sum(s["sessions"] for s in index_stats),
            "chunks": sum(s["chunks"] for s in index_stats),
            "index_s": round(sum(s["index_s"] for s in index_stats), 1),
+           "short_turn_share": round(100.0 * sum(s["short_turns"] for s in index_stats) / max(
+               sum(s["chunks"] for s in index_stats), 1), 1),
            "query_embed_ms_per_q": round(1000 * timing.get("query embed", 0.0) / max(
                len(next(iter(rows.values()), [])), 1), 1),
            "configs": {}}
@@ -125,8 +131,18 @@ def summarize(name: str, rows: dict, timing: dict, index_stats: list, elapsed: f
             "by_category": {c: aggregate([x for x, r in zip(clean, qrows) if r["_category"] == c]) for c in cats},
             "recall_ms_per_q": round(1000 * timing[cfg_name] / max(len(qrows), 1), 1),
             "misses_at_10": [r["_qid"] for r in qrows if r["hit@10"] == 0.0][:50],
+            "top1_chars": _length_profile([r["_top1_chars"] for r in qrows if r["_top1_chars"] is not None]),
         }
     return out
+
+
+def _length_profile(lengths: list[int]) -> dict:
+    """How long the top-1 chunks are: a leg that favours short, contentless turns shows here."""
+    if not lengths:
+        return {}
+    ordered = sorted(lengths)
+    return {"median": ordered[len(ordered) // 2],
+            "share_under_80": round(100.0 * sum(x < SHORT_CHARS for x in lengths) / len(lengths), 1)}
 
 
 # ---- the run ----------------------------------------------------------------------------------
@@ -193,6 +209,15 @@ def _commit() -> str:
         return "?"
 
 
+def render_short(results: dict) -> str:
+    lines = [f"\ntop-1 chunks under {SHORT_CHARS} chars (share of questions) vs such turns in the haystack"]
+    for suite in results["suites"]:
+        cells = [f"{name} {r['top1_chars'].get('share_under_80', 0):.0f}%" for name, r in suite["configs"].items()
+                 if name in ("bm25", "vector", "hybrid")]
+        lines.append(f"  {suite['suite']}: " + ", ".join(cells) + f" (haystack {suite['short_turn_share']:.0f}%)")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--full", action="store_true",
@@ -235,7 +260,7 @@ def main(argv=None) -> int:
             os.environ["FUNES_HOME"] = saved
     results["elapsed_s"] = round(time.monotonic() - started, 1)
     results["embedder"] = memo.describe()
-    text = render(results) + render_categories(results, recall.HEADLINE)
+    text = render(results) + render_categories(results, recall.HEADLINE) + render_short(results)
     print(text)
     e = results["embedder"]
     print(f"\nembedder {e['model_id']} ({e['backend']}): {e['embedded']} texts embedded in {e['embed_s']}s, "
