@@ -90,6 +90,7 @@ def ask_haystack(hs: data.Haystack, turn_map: dict, configs: list[recall.Config]
                 timing[cfg.name] = timing.get(cfg.name, 0.0) + time.monotonic() - t0
                 m = score_question([h[:2] for h in hits], q.gold_sessions, q.gold_turns, turn_map)
                 m["_top1_chars"] = hits[0][2] if hits else None
+                m["_top1_legs"] = hits[0][3] if hits else None
                 m["_category"] = q.category
                 m["_qid"] = q.qid
                 rows.setdefault(cfg.name, []).append(m)
@@ -132,7 +133,23 @@ def summarize(name: str, rows: dict, timing: dict, index_stats: list, elapsed: f
             "recall_ms_per_q": round(1000 * timing[cfg_name] / max(len(qrows), 1), 1),
             "misses_at_10": [r["_qid"] for r in qrows if r["hit@10"] == 0.0][:50],
             "top1_chars": _length_profile([r["_top1_chars"] for r in qrows if r["_top1_chars"] is not None]),
+            "top1_in_both_legs": round(100.0 * sum(r["_top1_legs"] == 2 for r in qrows) / max(len(qrows), 1), 1),
         }
+    out["hit1_flips_vs_hybrid"] = _flips(rows)
+    return out
+
+
+def _flips(rows: dict) -> dict:
+    """Per config: questions it gets at hit@1 and hybrid does not, and the reverse (same question order)."""
+    base = rows.get("hybrid")
+    if not base:
+        return {}
+    out = {}
+    for name, qrows in rows.items():
+        if name != "hybrid":
+            won = sum(a["hit@1"] > b["hit@1"] for a, b in zip(qrows, base))
+            lost = sum(a["hit@1"] < b["hit@1"] for a, b in zip(qrows, base))
+            out[name] = {"only_this": won, "only_hybrid": lost}
     return out
 
 
@@ -210,11 +227,18 @@ def _commit() -> str:
 
 
 def render_short(results: dict) -> str:
-    lines = [f"\ntop-1 chunks under {SHORT_CHARS} chars (share of questions) vs such turns in the haystack"]
+    lines = [f"\ndiagnostics: top-1 chunks under {SHORT_CHARS} chars (share of questions; haystack = such turns), "
+             "hit@1 won by one leg alone vs by hybrid, hybrid top-1s that both legs found"]
     for suite in results["suites"]:
         cells = [f"{name} {r['top1_chars'].get('share_under_80', 0):.0f}%" for name, r in suite["configs"].items()
                  if name in ("bm25", "vector", "hybrid")]
-        lines.append(f"  {suite['suite']}: " + ", ".join(cells) + f" (haystack {suite['short_turn_share']:.0f}%)")
+        flips = suite.get("hit1_flips_vs_hybrid", {})
+        for leg in ("bm25", "vector"):
+            if leg in flips:
+                cells.append(f"hit@1 {leg}-only/hybrid-only {flips[leg]['only_this']}/{flips[leg]['only_hybrid']}")
+        both = suite["configs"].get("hybrid", {}).get("top1_in_both_legs")
+        lines.append(f"  {suite['suite']}: " + ", ".join(cells) + f" (haystack {suite['short_turn_share']:.0f}%)"
+                     + (f"; hybrid top-1 found by both legs: {both:.0f}%" if both is not None else ""))
     return "\n".join(lines)
 
 

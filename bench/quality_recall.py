@@ -96,13 +96,13 @@ class Searcher:
     def embed(self, question: str) -> None:
         self._embedder.encode_query(" ".join(question.split()))
 
-    def search(self, question: str, cfg: Config, k: int, now: datetime | None) -> list[tuple[str, int, int]]:
-        """Ranked (session_id, seq, chunk length in chars) of the hits."""
+    def search(self, question: str, cfg: Config, k: int, now: datetime | None) -> list[tuple[str, int, int, int]]:
+        """Ranked (session_id, seq, chunk length in chars, legs that found it) of the hits."""
         r = self._rerank if cfg.rerank else self._plain
         r.legs = cfg.legs
         res = r.recall(question, k=k, half_life=cfg.half_life, recency_floor=cfg.floor, neighbors=0,
                        now=now.timestamp() if now is not None else None)
-        return [(h.session_id, h.seq, len(h.text)) for h in res.hits]
+        return [(h.session_id, h.seq, len(h.text), len(h.ranks)) for h in res.hits]
 
     def close(self) -> None:
         self._plain = self._rerank = None
