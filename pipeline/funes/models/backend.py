@@ -44,7 +44,7 @@ def choose(kind: str, folder: Path, sha: str, want: str, label: str) -> Choice:
     meta = export.read_meta(export.export_dir(kind, sha))
     try:
         if meta is None or (int8 and "int8_gate" not in meta):
-            print(f"funes: building the {want} ONNX export of {label} (once per model, ~10-30 s)…",
+            print(f"funes: exporting {label} to ONNX for fast CPU inference ({want}; once per model, ~10-30 s)…",
                   file=sys.stderr, flush=True)
             meta = export.artifacts(kind, folder, sha, int8=int8)
     except (export.ExportFailed, ImportError, OSError) as exc:
