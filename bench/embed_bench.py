@@ -97,14 +97,18 @@ def embedder_backends(cache: Path, batch: int):
     }
 
     def torch_plain(chunks):  # input order, one call per batch: no global length sort
-        return np.concatenate([st.encode(chunks[i : i + batch], batch_size=batch, normalize_embeddings=True)
-                               for i in range(0, len(chunks), batch)])
+        return np.concatenate(
+            [
+                st.encode(chunks[i : i + batch], batch_size=batch, normalize_embeddings=True)
+                for i in range(0, len(chunks), batch)
+            ]
+        )
 
     def torch_sorted(chunks):
         return st.encode(chunks, batch_size=batch, normalize_embeddings=True)
 
     backends = {"torch fp32 (plain)": torch_plain, "torch fp32 sorted": torch_sorted}
-    backends.update({name: (lambda m: lambda chunks: m.run(chunks, batch))(m) for name, m in models.items()})
+    backends.update({name: (lambda m: lambda chunks: m.run(chunks, batch))(m) for name, m in models.items()})  # noqa: B023 (bound by the outer lambda)
     return backends, torch
 
 
@@ -118,8 +122,13 @@ def bench_embedder(args) -> dict:
     for name, fn in backends.items():
         vectors = reference if name == "torch fp32 (plain)" else fn(chunks)
         cos = (vectors * reference).sum(1)
-        results[name] = {"min_cos": float(cos.min()), "p1_cos": float(np.percentile(cos, 1)),
-                         "mean_cos": float(cos.mean()), "best_s": float("inf"), "best_cpu_s": float("inf")}
+        results[name] = {
+            "min_cos": float(cos.min()),
+            "p1_cos": float(np.percentile(cos, 1)),
+            "mean_cos": float(cos.mean()),
+            "best_s": float("inf"),
+            "best_cpu_s": float("inf"),
+        }
     speed = chunks[: args.speed_n]
     for _ in range(args.rounds):
         for name, fn in backends.items():
@@ -133,9 +142,15 @@ def bench_embedder(args) -> dict:
         row["chunks_per_cpu_s"] = len(speed) / row.pop("best_cpu_s")
         row["speedup"] = row["chunks_per_s"] / base
         row["cpu_speedup"] = row["chunks_per_cpu_s"] / base_cpu
-    return {"chunks": len(chunks), "speed_chunks": len(speed), "rounds": args.rounds, "threads": args.threads,
-            "mean_chars": float(np.mean([len(c) for c in chunks])), "load_average": os.getloadavg(),
-            "backends": results}
+    return {
+        "chunks": len(chunks),
+        "speed_chunks": len(speed),
+        "rounds": args.rounds,
+        "threads": args.threads,
+        "mean_chars": float(np.mean([len(c) for c in chunks])),
+        "load_average": os.getloadavg(),
+        "backends": results,
+    }
 
 
 def load_times(threads: int) -> dict:
@@ -143,8 +158,10 @@ def load_times(threads: int) -> dict:
     from funes.models import locate, weights
 
     out = {}
-    code = ("import time; t=time.perf_counter(); import funes.models as m; e=m.load_embedder(); "
-            "print(time.perf_counter()-t, e.load_seconds, e.backend)")
+    code = (
+        "import time; t=time.perf_counter(); import funes.models as m; e=m.load_embedder(); "
+        "print(time.perf_counter()-t, e.load_seconds, e.backend)"
+    )
     for backend in ("onnx", "torch"):
         env = dict(os.environ, FUNES_EMBED_BACKEND=backend, FUNES_THREADS=str(threads))
         subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, check=True)  # warm caches
@@ -181,15 +198,18 @@ def bench_reranker(model: str, args, lists: int = 10, per_list: int = 30) -> dic
 
     torch.set_num_threads(args.threads)
     ce = CrossEncoder(str(folder), device="cpu", max_length=256, local_files_only=True)
-    runs = {"torch fp32": lambda q, c: ce.predict([(q, p) for p in c], batch_size=32,
-                                                  activation_fn=torch.nn.Identity(), show_progress_bar=False)}
+    runs = {
+        "torch fp32": lambda q, c: ce.predict(
+            [(q, p) for p in c], batch_size=32, activation_fn=torch.nn.Identity(), show_progress_bar=False
+        )
+    }
     int8_file = Path(meta["dir"]) / (meta["int8"] or "")
     if not meta["int8"]:  # failed its gate: measure it anyway, and say so
         int8_file = Path(meta["dir"]) / "bench-int8.onnx"
         export._quantize(Path(meta["dir"]) / "model.onnx", int8_file)
     for name, file in (("onnx fp32", Path(meta["dir"]) / "model.onnx"), ("onnx int8", int8_file)):
         m = OnnxModel(file, Path(meta["dir"]) / "tokenizer.json", meta["inputs"], 256)
-        runs[name] = (lambda m: lambda q, c: m.run([(q, p) for p in c], 32)[:, 0])(m)
+        runs[name] = (lambda m: lambda q, c: m.run([(q, p) for p in c], 32)[:, 0])(m)  # noqa: B023 (bound by the outer lambda)
     ref = [np.asarray(runs["torch fp32"](q, c)) for q, c in work]
     out = {"model": model, "int8_gate": meta.get("int8_gate"), "lists": lists, "per_list": per_list}
     for name, fn in runs.items():
@@ -199,8 +219,12 @@ def bench_reranker(model: str, args, lists: int = 10, per_list: int = 30) -> dic
             scores = [np.asarray(fn(q, c)) for q, c in work]
             best = min(best, time.perf_counter() - start)
         rhos = [export.spearman(r, s) for r, s in zip(ref, scores)]
-        out[name] = {"ms_per_list": 1000 * best / lists, "min_spearman": min(rhos), "mean_spearman": float(np.mean(rhos)),
-                     "top1": float(np.mean([r.argmax() == s.argmax() for r, s in zip(ref, scores)]))}
+        out[name] = {
+            "ms_per_list": 1000 * best / lists,
+            "min_spearman": min(rhos),
+            "mean_spearman": float(np.mean(rhos)),
+            "top1": float(np.mean([r.argmax() == s.argmax() for r, s in zip(ref, scores)])),
+        }
     base = out["torch fp32"]["ms_per_list"]
     for name in runs:
         out[name]["speedup"] = base / out[name]["ms_per_list"]
@@ -224,14 +248,20 @@ def build_proxy_cross_encoder(path: Path) -> Path:
 
 
 def print_embedder(res: dict) -> None:
-    print(f"embedder: all-MiniLM-L6-v2, {res['chunks']} chunks (mean {res['mean_chars']:.0f} chars) for cosine, "
-          f"speed = best of {res['rounds']} on {res['speed_chunks']}, {res['threads']} threads")
+    print(
+        f"embedder: all-MiniLM-L6-v2, {res['chunks']} chunks (mean {res['mean_chars']:.0f} chars) for cosine, "
+        f"speed = best of {res['rounds']} on {res['speed_chunks']}, {res['threads']} threads"
+    )
     print(f"load average at the end: {' '.join(f'{x:.1f}' for x in res['load_average'])}")
-    print(f"{'backend':22s} {'chunks/s':>9s} {'vs plain':>9s} {'per CPU-s':>10s} {'vs plain':>9s} {'min cos':>8s} "
-          f"{'p1 cos':>8s} {'mean cos':>9s}")
+    print(
+        f"{'backend':22s} {'chunks/s':>9s} {'vs plain':>9s} {'per CPU-s':>10s} {'vs plain':>9s} {'min cos':>8s} "
+        f"{'p1 cos':>8s} {'mean cos':>9s}"
+    )
     for name, r in res["backends"].items():
-        print(f"{name:22s} {r['chunks_per_s']:9.1f} {r['speedup']:8.2f}x {r['chunks_per_cpu_s']:10.2f} "
-              f"{r['cpu_speedup']:8.2f}x {r['min_cos']:8.4f} {r['p1_cos']:8.4f} {r['mean_cos']:9.5f}")
+        print(
+            f"{name:22s} {r['chunks_per_s']:9.1f} {r['speedup']:8.2f}x {r['chunks_per_cpu_s']:10.2f} "
+            f"{r['cpu_speedup']:8.2f}x {r['min_cos']:8.4f} {r['p1_cos']:8.4f} {r['mean_cos']:9.5f}"
+        )
 
 
 def main() -> None:
@@ -242,8 +272,11 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--reranker", help="cross-encoder id (HF cache) or folder to measure as well")
-    ap.add_argument("--proxy-reranker", action="store_true",
-                    help="measure a cross-encoder with the default reranker's shapes built from the bundled MiniLM")
+    ap.add_argument(
+        "--proxy-reranker",
+        action="store_true",
+        help="measure a cross-encoder with the default reranker's shapes built from the bundled MiniLM",
+    )
     ap.add_argument("--tiny-reranker", action="store_true", help="measure the tests' tiny cross-encoder")
     ap.add_argument("--skip-embedder", action="store_true")
     ap.add_argument("--json", type=Path, help="also write the figures here")

@@ -47,7 +47,9 @@ def _index(path: Path, **kw):
 
 def corpus_subset(corpus: Path, dest: Path, target_chunks: int) -> Path:
     """Copy Claude/Codex corpus files (smallest first) into dest until about target_chunks chunks."""
-    files = sorted((p for h in ("claude", "codex") for p in (corpus / h).glob("*.jsonl")), key=lambda p: p.stat().st_size)
+    files = sorted(
+        (p for h in ("claude", "codex") for p in (corpus / h).glob("*.jsonl")), key=lambda p: p.stat().st_size
+    )
     budget = target_chunks * 700  # ~bytes of transcript per stored chunk, measured on the corpus
     for p in files:
         if budget <= 0:
@@ -77,8 +79,13 @@ def throughput(tmp: Path, corpus: Path, target: int) -> dict:
     embed_texts(texts, models.load_embedder())
     emb = time.perf_counter() - t0
     n = rep.chunks_added
-    return {"chunks": n, "end_to_end_chunks_per_s": n / e2e, "embedder_only_chunks_per_s": len(texts) / emb,
-            "ratio": (n / e2e) / (len(texts) / emb), "backend": models.load_embedder().backend}
+    return {
+        "chunks": n,
+        "end_to_end_chunks_per_s": n / e2e,
+        "embedder_only_chunks_per_s": len(texts) / emb,
+        "ratio": (n / e2e) / (len(texts) / emb),
+        "backend": models.load_embedder().backend,
+    }
 
 
 def noop_rerun(tmp: Path, corpus: Path) -> dict:
@@ -92,16 +99,24 @@ def noop_rerun(tmp: Path, corpus: Path) -> dict:
     t0 = time.perf_counter()
     rep = _index(corpus, no_embed=True)
     first = time.perf_counter() - t0
-    code = ("import sys,time; t=time.perf_counter(); from funes.commands import index as ix;"
-            f"r=ix.index(ix.Options(path={str(corpus)!r}, no_embed=True));"
-            "print(r.chunks_added, r.vectors_added, time.perf_counter()-t,"
-            " [m for m in ('torch','sentence_transformers','onnxruntime') if m in sys.modules])")
+    code = (
+        "import sys,time; t=time.perf_counter(); from funes.commands import index as ix;"
+        f"r=ix.index(ix.Options(path={str(corpus)!r}, no_embed=True));"
+        "print(r.chunks_added, r.vectors_added, time.perf_counter()-t,"
+        " [m for m in ('torch','sentence_transformers','onnxruntime') if m in sys.modules])"
+    )
     t0 = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", code], env=_env(home), capture_output=True, text=True, check=True)
     wall = time.perf_counter() - t0
     added, vecs, inproc, heavy = out.stdout.strip().split(" ", 3)
-    return {"corpus_chunks": rep.chunks_added, "first_store_s": first, "noop_wall_s": wall,
-            "noop_in_process_s": float(inproc), "noop_added": int(added) + int(vecs), "models_loaded": heavy}
+    return {
+        "corpus_chunks": rep.chunks_added,
+        "first_store_s": first,
+        "noop_wall_s": wall,
+        "noop_in_process_s": float(inproc),
+        "noop_added": int(added) + int(vecs),
+        "models_loaded": heavy,
+    }
 
 
 def _grow(home: Path, target: int) -> None:
@@ -123,7 +138,12 @@ def _grow(home: Path, target: int) -> None:
         t = t.set_column(0, "id", pc.binary_join_element_wise(t["id"], pa.scalar(f"c{copy}"), ""))
         t = t.set_column(2, "session_id", pc.binary_join_element_wise(t["session_id"], pa.scalar(f"-c{copy}"), ""))
         start = mem.append_chunks(t)
-        mem.append_vectors(np.arange(start, start + take), t["id"].to_pylist(), vectors[:take], vec.schema.metadata[b"embedding_model"].decode())
+        mem.append_vectors(
+            np.arange(start, start + take),
+            t["id"].to_pylist(),
+            vectors[:take],
+            vec.schema.metadata[b"embedding_model"].decode(),
+        )
 
 
 def one_new_turn(tmp: Path, size: int, seed_src: Path) -> dict:
@@ -156,9 +176,15 @@ def day_zero(tmp: Path, corpus: Path, sessions: int) -> dict:
 
     t0 = time.perf_counter()
     rep = index.index(index.Options(auto=True))
-    return {"sessions": sessions, "chunks_stored": rep.chunks_added, "text_searchable_s": rep.searchable_at,
-            "tier_done_s": rep.tier_done, "vectors_embedded_in_budget": rep.vectors_added,
-            "budget_stopped": rep.budget_stopped, "run_s": time.perf_counter() - t0}
+    return {
+        "sessions": sessions,
+        "chunks_stored": rep.chunks_added,
+        "text_searchable_s": rep.searchable_at,
+        "tier_done_s": rep.tier_done,
+        "vectors_embedded_in_budget": rep.vectors_added,
+        "budget_stopped": rep.budget_stopped,
+        "run_s": time.perf_counter() - t0,
+    }
 
 
 def main() -> None:

@@ -27,7 +27,7 @@ import platform
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -50,6 +50,7 @@ METRICS = ("hit@1", "hit@5", "hit@10", "mrr", "turn_r@5", "turn_r@10")
 
 # ---- one haystack: write, index, ask ----------------------------------------------------------
 
+
 def index_haystack(hs: data.Haystack, tmp: Path) -> tuple[dict, dict]:
     """Write the transcripts and run the real index on both roots; returns (turn_map, stats)."""
     from funes.commands import index as ix
@@ -67,16 +68,22 @@ def index_haystack(hs: data.Haystack, tmp: Path) -> tuple[dict, dict]:
             chunks += rep.chunks_added
             vectors += rep.vectors_added
     short = sum(1 for s in hs.sessions for t in s.turns if 0 < len(t.text.strip()) < SHORT_CHARS)
-    stats = {"sessions": len(hs.sessions), "files": counts, "chunks": chunks, "vectors": vectors,
-             "short_turns": short,
-             "index_s": round(time.monotonic() - t0, 1)}
+    stats = {
+        "sessions": len(hs.sessions),
+        "files": counts,
+        "chunks": chunks,
+        "vectors": vectors,
+        "short_turns": short,
+        "index_s": round(time.monotonic() - t0, 1),
+    }
     if vectors < chunks:
         raise RuntimeError(f"{hs.name}: only {vectors}/{chunks} chunks embedded")
     return turn_map, stats
 
 
-def ask_haystack(hs: data.Haystack, turn_map: dict, configs: list[recall.Config], k: int,
-                 rows: dict, timing: dict) -> None:
+def ask_haystack(
+    hs: data.Haystack, turn_map: dict, configs: list[recall.Config], k: int, rows: dict, timing: dict
+) -> None:
     """Ask every question under every config; append per-question metric rows to rows[config]."""
     searcher = recall.open_memory(Path(os.environ["FUNES_HOME"]))
     try:
@@ -108,22 +115,30 @@ def run_suite(name: str, haystacks: list[data.Haystack], configs, k: int, log) -
             turn_map, stats = index_haystack(hs, Path(tmp))
             index_stats.append(stats)
             ask_haystack(hs, turn_map, configs, k, rows, timing)
-        log(f"  {name} [{i}/{len(haystacks)}] {hs.name}: {stats['sessions']} sessions, {stats['chunks']} chunks, "
-            f"indexed in {stats['index_s']}s, {len(hs.questions)} questions")
+        log(
+            f"  {name} [{i}/{len(haystacks)}] {hs.name}: {stats['sessions']} sessions, {stats['chunks']} chunks, "
+            f"indexed in {stats['index_s']}s, {len(hs.questions)} questions"
+        )
     return summarize(name, rows, timing, index_stats, time.monotonic() - t0)
 
 
 def summarize(name: str, rows: dict, timing: dict, index_stats: list, elapsed: float) -> dict:
-    out = {"suite": name, "published": PUBLISHED.get(name, ""), "elapsed_s": round(elapsed, 1),
-           "haystacks": len(index_stats),
-           "sessions": sum(s["sessions"] for s in index_stats),
-           "chunks": sum(s["chunks"] for s in index_stats),
-           "index_s": round(sum(s["index_s"] for s in index_stats), 1),
-           "short_turn_share": round(100.0 * sum(s["short_turns"] for s in index_stats) / max(
-               sum(s["chunks"] for s in index_stats), 1), 1),
-           "query_embed_ms_per_q": round(1000 * timing.get("query embed", 0.0) / max(
-               len(next(iter(rows.values()), [])), 1), 1),
-           "configs": {}}
+    out = {
+        "suite": name,
+        "published": PUBLISHED.get(name, ""),
+        "elapsed_s": round(elapsed, 1),
+        "haystacks": len(index_stats),
+        "sessions": sum(s["sessions"] for s in index_stats),
+        "chunks": sum(s["chunks"] for s in index_stats),
+        "index_s": round(sum(s["index_s"] for s in index_stats), 1),
+        "short_turn_share": round(
+            100.0 * sum(s["short_turns"] for s in index_stats) / max(sum(s["chunks"] for s in index_stats), 1), 1
+        ),
+        "query_embed_ms_per_q": round(
+            1000 * timing.get("query embed", 0.0) / max(len(next(iter(rows.values()), [])), 1), 1
+        ),
+        "configs": {},
+    }
     for cfg_name, qrows in rows.items():
         clean = [{k: v for k, v in r.items() if not k.startswith("_")} for r in qrows]
         cats = sorted({r["_category"] for r in qrows})
@@ -158,11 +173,14 @@ def _length_profile(lengths: list[int]) -> dict:
     if not lengths:
         return {}
     ordered = sorted(lengths)
-    return {"median": ordered[len(ordered) // 2],
-            "share_under_80": round(100.0 * sum(x < SHORT_CHARS for x in lengths) / len(lengths), 1)}
+    return {
+        "median": ordered[len(ordered) // 2],
+        "share_under_80": round(100.0 * sum(x < SHORT_CHARS for x in lengths) / len(lengths), 1),
+    }
 
 
 # ---- the run ----------------------------------------------------------------------------------
+
 
 def suites(args) -> list[tuple[str, list[data.Haystack]]]:
     out = []
@@ -186,9 +204,11 @@ def render(results: dict) -> str:
     head = f"{'suite':<14} {'config':<22} {'n':>5} " + " ".join(f"{m:>9}" for m in METRICS) + f" {'ms/q':>7}"
     for suite in results["suites"]:
         lines.append("")
-        lines.append(f"{suite['suite']}: {suite['haystacks']} haystack(s), {suite['sessions']} sessions, "
-                     f"{suite['chunks']} chunks, index {suite['index_s']}s, query embed {suite['query_embed_ms_per_q']} ms/q, "
-                     f"total {suite['elapsed_s']}s")
+        lines.append(
+            f"{suite['suite']}: {suite['haystacks']} haystack(s), {suite['sessions']} sessions, "
+            f"{suite['chunks']} chunks, index {suite['index_s']}s, query embed {suite['query_embed_ms_per_q']} ms/q, "
+            f"total {suite['elapsed_s']}s"
+        )
         lines.append(head)
         for cfg in results["configs"]:
             r = suite["configs"].get(cfg["name"])
@@ -210,7 +230,9 @@ def render_categories(results: dict, config: str) -> str:
             continue
         cells = []
         for c, a in r["by_category"].items():
-            cells.append(f"{c} {a['hit@1']:.0f}/{a['hit@5']:.0f}/{a['hit@10']:.0f}/{a.get('turn_r@10', 0):.0f} ({a['n']})")
+            cells.append(
+                f"{c} {a['hit@1']:.0f}/{a['hit@5']:.0f}/{a['hit@10']:.0f}/{a.get('turn_r@10', 0):.0f} ({a['n']})"
+            )
         lines.append(f"  {suite['suite']}: " + "; ".join(cells))
     return "\n".join(lines)
 
@@ -219,34 +241,49 @@ def _commit() -> str:
     import subprocess
 
     try:
-        out = subprocess.run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"], capture_output=True,
-                             text=True, timeout=10)
+        out = subprocess.run(
+            ["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10
+        )
         return out.stdout.strip() or "?"
     except (OSError, subprocess.SubprocessError):
         return "?"
 
 
 def render_short(results: dict) -> str:
-    lines = [f"\ndiagnostics: top-1 chunks under {SHORT_CHARS} chars (share of questions; haystack = such turns), "
-             "hit@1 won by one leg alone vs by hybrid, hybrid top-1s that both legs found"]
+    lines = [
+        f"\ndiagnostics: top-1 chunks under {SHORT_CHARS} chars (share of questions; haystack = such turns), "
+        "hit@1 won by one leg alone vs by hybrid, hybrid top-1s that both legs found"
+    ]
     for suite in results["suites"]:
-        cells = [f"{name} {r['top1_chars'].get('share_under_80', 0):.0f}%" for name, r in suite["configs"].items()
-                 if name in ("bm25", "vector", "hybrid")]
+        cells = [
+            f"{name} {r['top1_chars'].get('share_under_80', 0):.0f}%"
+            for name, r in suite["configs"].items()
+            if name in ("bm25", "vector", "hybrid")
+        ]
         flips = suite.get("hit1_flips_vs_hybrid", {})
         for leg in ("bm25", "vector"):
             if leg in flips:
                 cells.append(f"hit@1 {leg}-only/hybrid-only {flips[leg]['only_this']}/{flips[leg]['only_hybrid']}")
         both = suite["configs"].get("hybrid", {}).get("top1_in_both_legs")
-        lines.append(f"  {suite['suite']}: " + ", ".join(cells) + f" (haystack {suite['short_turn_share']:.0f}%)"
-                     + (f"; hybrid top-1 found by both legs: {both:.0f}%" if both is not None else ""))
+        lines.append(
+            f"  {suite['suite']}: "
+            + ", ".join(cells)
+            + f" (haystack {suite['short_turn_share']:.0f}%)"
+            + (f"; hybrid top-1 found by both legs: {both:.0f}%" if both is not None else "")
+        )
     return "\n".join(lines)
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--full", action="store_true",
-                   help="all 470 answerable oracle questions pooled, all 36 LongMemEval-S questions (about an hour)")
-    p.add_argument("--quick", action="store_true", help="smoke run: 2 LoCoMo conversations, 3 oracle and 1 S question per type")
+    p.add_argument(
+        "--full",
+        action="store_true",
+        help="all 470 answerable oracle questions pooled, all 36 LongMemEval-S questions (about an hour)",
+    )
+    p.add_argument(
+        "--quick", action="store_true", help="smoke run: 2 LoCoMo conversations, 3 oracle and 1 S question per type"
+    )
     p.add_argument("--per-type", type=int, default=1, help="LongMemEval-S questions per type (default 1)")
     p.add_argument("--oracle-per-type", type=int, default=10, help="oracle questions per type in the pool (default 10)")
     p.add_argument("--only", help="comma list of suites: locomo,lme-oracle,lme-s,lme-s-pooled")
@@ -265,7 +302,7 @@ def main(argv=None) -> int:
     configs, missing = recall.configs()
     results = {
         "command": "python bench/quality.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": f"{platform.machine()}, {os.cpu_count()} CPU",
         "commit": _commit(),
         "k": args.k,
@@ -287,8 +324,10 @@ def main(argv=None) -> int:
     text = render(results) + render_categories(results, recall.HEADLINE) + render_short(results)
     print(text)
     e = results["embedder"]
-    print(f"\nembedder {e['model_id']} ({e['backend']}): {e['embedded']} texts embedded in {e['embed_s']}s, "
-          f"{e['reused']} reused from earlier haystacks of this run")
+    print(
+        f"\nembedder {e['model_id']} ({e['backend']}): {e['embedded']} texts embedded in {e['embed_s']}s, "
+        f"{e['reused']} reused from earlier haystacks of this run"
+    )
     print(f"total {results['elapsed_s']}s at commit {results['commit']}, {results['date']}")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

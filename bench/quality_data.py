@@ -17,13 +17,17 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 BENCHDATA = Path(os.environ.get("FUNES_BENCHDATA", "/work/shared/benchdata"))
 LME_TYPES = (
-    "single-session-user", "single-session-assistant", "single-session-preference",
-    "multi-session", "temporal-reasoning", "knowledge-update",
+    "single-session-user",
+    "single-session-assistant",
+    "single-session-preference",
+    "multi-session",
+    "temporal-reasoning",
+    "knowledge-update",
 )
 
 
@@ -69,7 +73,7 @@ _DIA = re.compile(r"D:?(\d+):(\d+)")
 
 def locomo_date(text: str) -> datetime:
     """`"1:56 pm on 8 May, 2023"` -> aware UTC datetime."""
-    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=timezone.utc)
+    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
 
 
 def locomo_haystacks(path: Path | None = None) -> list[Haystack]:
@@ -102,18 +106,25 @@ def _locomo_haystack(sample: dict) -> Haystack:
         gold = {dia[d] for d in ids if d in dia}
         if not gold:
             continue
-        questions.append(Question(
-            qid=f"{name}/q{i:03d}", text=str(qa["question"]), category=f"cat{qa['category']}",
-            gold_sessions={g.split("#")[0] for g in gold}, gold_turns=gold, now=now,
-        ))
+        questions.append(
+            Question(
+                qid=f"{name}/q{i:03d}",
+                text=str(qa["question"]),
+                category=f"cat{qa['category']}",
+                gold_sessions={g.split("#")[0] for g in gold},
+                gold_turns=gold,
+                now=now,
+            )
+        )
     return Haystack(f"locomo/{name}", sessions, questions)
 
 
 # ---- LongMemEval ------------------------------------------------------------------------------
 
+
 def lme_date(text: str) -> datetime:
     """`"2023/05/30 (Tue) 23:40"` -> aware UTC datetime."""
-    return datetime.strptime(text.strip(), "%Y/%m/%d (%a) %H:%M").replace(tzinfo=timezone.utc)
+    return datetime.strptime(text.strip(), "%Y/%m/%d (%a) %H:%M").replace(tzinfo=UTC)
 
 
 def lme_files(split: str) -> list[Path]:
@@ -126,9 +137,9 @@ def lme_question_and_sessions(path: Path) -> tuple[dict, list[Session]]:
     raw = json.loads(path.read_text(encoding="utf-8"))
     sessions = []
     for sid, date, turns in zip(raw["haystack_session_ids"], raw["haystack_dates"], raw["haystack_sessions"]):
-        sessions.append(Session(sid, lme_date(date), [
-            Turn(t["role"], str(t["content"]), ref(sid, i)) for i, t in enumerate(turns)
-        ]))
+        sessions.append(
+            Session(sid, lme_date(date), [Turn(t["role"], str(t["content"]), ref(sid, i)) for i, t in enumerate(turns)])
+        )
     return raw, sessions
 
 
@@ -141,8 +152,12 @@ def _lme_question(raw: dict, sessions: list[Session]) -> Question | None:
         if s.sid in gold_sessions:
             gold_turns |= {ref(s.sid, i) for i, t in enumerate(turns) if t.get("has_answer")}
     return Question(
-        qid=raw["question_id"], text=str(raw["question"]), category=raw["question_type"],
-        gold_sessions=gold_sessions, gold_turns=gold_turns, now=lme_date(raw["question_date"]),
+        qid=raw["question_id"],
+        text=str(raw["question"]),
+        category=raw["question_type"],
+        gold_sessions=gold_sessions,
+        gold_turns=gold_turns,
+        now=lme_date(raw["question_date"]),
     )
 
 

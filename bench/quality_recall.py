@@ -28,8 +28,13 @@ class Config:
     floor: float = 0.0  # recency floor (funes default 0.9; the original had 0)
 
     def describe(self) -> dict:
-        return {"name": self.name, "legs": list(self.legs), "rerank": self.rerank,
-                "half_life_days": self.half_life, "recency_floor": self.floor}
+        return {
+            "name": self.name,
+            "legs": list(self.legs),
+            "rerank": self.rerank,
+            "half_life_days": self.half_life,
+            "recency_floor": self.floor,
+        }
 
 
 BASE = [
@@ -50,7 +55,7 @@ def reranker_available() -> bool:
 
     try:
         return shared_reranker() is not None
-    except Exception:  # noqa: BLE001 - a reranker that cannot load is "not available" here
+    except Exception:
         return False
 
 
@@ -60,8 +65,10 @@ def configs() -> tuple[list[Config], list[dict]]:
 
     recency = RECENCY
     if rerank.RECENCY_FLOOR not in {c.floor for c in RECENCY}:  # track the shipped default floor
-        recency = [*RECENCY, Config(f"hybrid+rec30d f{rerank.RECENCY_FLOOR}", half_life=30.0,
-                                    floor=rerank.RECENCY_FLOOR)]
+        recency = [
+            *RECENCY,
+            Config(f"hybrid+rec30d f{rerank.RECENCY_FLOOR}", half_life=30.0, floor=rerank.RECENCY_FLOOR),
+        ]
     if reranker_available():
         return [*BASE, RERANK, *recency], []
     return [*BASE, *recency], [{"name": RERANK.name, "na": NO_RERANKER}]
@@ -100,8 +107,14 @@ class Searcher:
         """Ranked (session_id, seq, chunk length in chars, legs that found it) of the hits."""
         r = self._rerank if cfg.rerank else self._plain
         r.legs = cfg.legs
-        res = r.recall(question, k=k, half_life=cfg.half_life, recency_floor=cfg.floor, neighbors=0,
-                       now=now.timestamp() if now is not None else None)
+        res = r.recall(
+            question,
+            k=k,
+            half_life=cfg.half_life,
+            recency_floor=cfg.floor,
+            neighbors=0,
+            now=now.timestamp() if now is not None else None,
+        )
         return [(h.session_id, h.seq, len(h.text), len(h.ranks)) for h in res.hits]
 
     def close(self) -> None:
@@ -155,8 +168,13 @@ class _MemoEmbedder:
         return self.encode([text])[0]
 
     def describe(self) -> dict:
-        return {"model_id": self._real.model_id, "backend": getattr(self._real, "backend", "?"),
-                "embedded": self.embedded, "reused": self.reused, "embed_s": round(self.seconds, 1)}
+        return {
+            "model_id": self._real.model_id,
+            "backend": getattr(self._real, "backend", "?"),
+            "embedded": self.embedded,
+            "reused": self.reused,
+            "embed_s": round(self.seconds, 1),
+        }
 
 
 def memoize_embedder() -> _MemoEmbedder:

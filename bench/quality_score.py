@@ -30,8 +30,9 @@ def _dedupe(items):
     return out
 
 
-def score_question(hits: list[tuple[str, int]], gold_sessions: set[str], gold_turns: set[str],
-                   turn_map: dict[tuple[str, int], str]) -> dict[str, float]:
+def score_question(
+    hits: list[tuple[str, int]], gold_sessions: set[str], gold_turns: set[str], turn_map: dict[tuple[str, int], str]
+) -> dict[str, float]:
     """One question's metrics from its ranked (session_id, seq) hits."""
     sessions = _dedupe(s for s, _ in hits)
     first = next((i for i, s in enumerate(sessions) if s in gold_sessions), None)

@@ -8,14 +8,14 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from quality_data import Session, Turn, locomo_date, lme_date  # noqa: E402
-from quality_score import aggregate, score_question  # noqa: E402
-from quality_writers import write_haystack  # noqa: E402
+from quality_data import Session, Turn, lme_date, locomo_date
+from quality_score import aggregate, score_question
+from quality_writers import write_haystack
 
 
 def test_scoring() -> None:
@@ -41,16 +41,23 @@ def test_scoring() -> None:
 
 
 def test_dates() -> None:
-    assert locomo_date("1:56 pm on 8 May, 2023") == datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
+    assert locomo_date("1:56 pm on 8 May, 2023") == datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
     assert locomo_date("10:37 am on 27 June, 2023").hour == 10
-    assert lme_date("2023/05/30 (Tue) 23:40") == datetime(2023, 5, 30, 23, 40, tzinfo=timezone.utc)
+    assert lme_date("2023/05/30 (Tue) 23:40") == datetime(2023, 5, 30, 23, 40, tzinfo=UTC)
 
 
 def test_writers() -> None:
-    d = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
+    d = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
     sessions = [
-        Session("s-claude", d, [Turn("user", "hi", "s-claude#0"), Turn("assistant", "  ", "s-claude#1"),
-                                Turn("assistant", "hello", "s-claude#2")]),
+        Session(
+            "s-claude",
+            d,
+            [
+                Turn("user", "hi", "s-claude#0"),
+                Turn("assistant", "  ", "s-claude#1"),
+                Turn("assistant", "hello", "s-claude#2"),
+            ],
+        ),
         Session("s-codex", d, [Turn("user", "q", "s-codex#0"), Turn("assistant", "a", "s-codex#1")]),
     ]
     with tempfile.TemporaryDirectory() as tmp:
@@ -68,12 +75,14 @@ def test_writers() -> None:
         assert recs[0]["type"] == "session_meta" and recs[0]["payload"]["id"] == "s-codex"
         assert recs[2]["payload"]["content"][0]["type"] == "output_text"
         # the real parsers read them back with the expected ids and seqs
-        from funes.traces import Unit, claude as cl, codex as cx  # noqa: F401
+        from funes.traces import Unit  # noqa: F401
+        from funes.traces import claude as cl
+        from funes.traces import codex as cx
 
         try:
             fc = cl.read(cl.units(home / ".claude/projects")[0]).frame
             fx = cx.read(cx.units(home / ".codex/sessions")[0]).frame
-        except Exception as e:  # noqa: BLE001 - parser API may still be moving
+        except Exception as e:
             print(f"  (parser round trip skipped: {type(e).__name__}: {e})")
             return
         assert set(fc["session_id"]) == {"s-claude"} and fc["seq"].to_list() == [0, 1]

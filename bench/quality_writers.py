@@ -59,13 +59,29 @@ def write_claude(home: Path, session: Session, cwd: str) -> dict[int, str]:
         content = turn.text if turn.role == "user" else [{"type": "text", "text": turn.text}]
         message = {"role": turn.role, "content": content}
         if turn.role == "assistant":
-            message = {"id": f"msg_{uid.replace('-', '')[:24]}", "type": "message", "role": "assistant",
-                       "model": "claude-sonnet-4-5", "content": content, "stop_reason": "end_turn"}
-        records.append({
-            "parentUuid": parent, "isSidechain": False, "userType": "external", "cwd": cwd,
-            "sessionId": session.sid, "version": CLAUDE_VERSION, "gitBranch": "main",
-            "type": turn.role, "message": message, "uuid": uid, "timestamp": iso(ts),
-        })
+            message = {
+                "id": f"msg_{uid.replace('-', '')[:24]}",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-sonnet-4-5",
+                "content": content,
+                "stop_reason": "end_turn",
+            }
+        records.append(
+            {
+                "parentUuid": parent,
+                "isSidechain": False,
+                "userType": "external",
+                "cwd": cwd,
+                "sessionId": session.sid,
+                "version": CLAUDE_VERSION,
+                "gitBranch": "main",
+                "type": turn.role,
+                "message": message,
+                "uuid": uid,
+                "timestamp": iso(ts),
+            }
+        )
         parent = uid
     _dump(claude_root(home) / munge(cwd) / f"{session.sid}.jsonl", records)
     return {seq: t.ref for seq, t, _ in kept}
@@ -73,18 +89,29 @@ def write_claude(home: Path, session: Session, cwd: str) -> dict[int, str]:
 
 def write_codex(home: Path, session: Session, cwd: str) -> dict[int, str]:
     start = session.date
-    records = [{
-        "timestamp": iso(start), "type": "session_meta",
-        "payload": {"id": session.sid, "timestamp": iso(start), "cwd": cwd,
-                    "originator": "codex_cli_rs", "cli_version": CODEX_VERSION},
-    }]
+    records = [
+        {
+            "timestamp": iso(start),
+            "type": "session_meta",
+            "payload": {
+                "id": session.sid,
+                "timestamp": iso(start),
+                "cwd": cwd,
+                "originator": "codex_cli_rs",
+                "cli_version": CODEX_VERSION,
+            },
+        }
+    ]
     kept = _kept(session)
     for _, turn, ts in kept:
         kind = "input_text" if turn.role == "user" else "output_text"
-        records.append({
-            "timestamp": iso(ts), "type": "response_item",
-            "payload": {"type": "message", "role": turn.role, "content": [{"type": kind, "text": turn.text}]},
-        })
+        records.append(
+            {
+                "timestamp": iso(ts),
+                "type": "response_item",
+                "payload": {"type": "message", "role": turn.role, "content": [{"type": kind, "text": turn.text}]},
+            }
+        )
     day = codex_root(home) / f"{start:%Y}" / f"{start:%m}" / f"{start:%d}"
     _dump(day / f"rollout-{start:%Y-%m-%dT%H-%M-%S}-{session.sid}.jsonl", records)
     return {seq: t.ref for seq, t, _ in kept}

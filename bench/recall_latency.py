@@ -28,8 +28,12 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 CACHE = REPO / "bench" / "out" / "recall_cache"
 QUESTIONS = [
-    "why did we change the approach", "ENOENT no such file or directory", "git commit --no-verify",
-    "how do we run the tests", "which model did we pick for embeddings", "fix the flaky test",
+    "why did we change the approach",
+    "ENOENT no such file or directory",
+    "git commit --no-verify",
+    "how do we run the tests",
+    "which model did we pick for embeddings",
+    "fix the flaky test",
 ]
 STAGES = ("embed", "faiss", "bm25", "fusion", "fetch", "rerank", "recency", "neighbors")
 
@@ -154,7 +158,7 @@ def tiny_reranker(tmp: Path):
     build_tiny_cross_encoder(path)
     from funes import models
 
-    loader = getattr(models, "load_reranker")
+    loader = models.load_reranker
     try:
         return loader(path)
     except TypeError:
@@ -169,11 +173,17 @@ def cold_cli(home: Path, q: str, runs: int = 3) -> dict:
         out = subprocess.run([sys.executable, "-m", "funes.cli", "recall", q], env=env, capture_output=True, text=True)
         walls.append(time.perf_counter() - t0)
         assert out.returncode == 0, out.stderr
-    code = ("import time; t=time.perf_counter(); import funes.cli, numpy, lance, faiss; a=time.perf_counter()-t;"
-            "from funes import models; t=time.perf_counter(); models.load_embedder(); b=time.perf_counter()-t;"
-            "print(a, b)")
-    imports, embedder = map(float, subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                                                  text=True, check=True).stdout.split())
+    code = (
+        "import time; t=time.perf_counter(); import funes.cli, numpy, lance, faiss; a=time.perf_counter()-t;"
+        "from funes import models; t=time.perf_counter(); models.load_embedder(); b=time.perf_counter()-t;"
+        "print(a, b)"
+    )
+    imports, embedder = map(
+        float,
+        subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+        ).stdout.split(),
+    )
     return {"p50_s": statistics.median(walls), "max_s": max(walls), "imports_s": imports, "embedder_load_s": embedder}
 
 
@@ -196,7 +206,11 @@ def refresh_costs(table, vecs, model) -> dict:
     t0 = time.perf_counter()
     indexes.refresh(mem)
     noop = time.perf_counter() - t0
-    return {"one_turn_refresh_s": one, "noop_refresh_s": noop, "segments": [stats["bm25_segments"], stats["faiss_segments"]]}
+    return {
+        "one_turn_refresh_s": one,
+        "noop_refresh_s": noop,
+        "segments": [stats["bm25_segments"], stats["faiss_segments"]],
+    }
 
 
 def switch_point(vecs: np.ndarray, sizes=(10_000, 25_000, 50_000, 100_000), nq: int = 200) -> list[dict]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import pytest
@@ -19,19 +20,27 @@ def test_render_labels():
     assert chunk.render("text", "  kept  ", None) == "  kept  "
 
 
-@pytest.mark.parametrize("text, want", [
-    ("data:image/png;base64,iVBORw0KGgo==", "data:image/png;base64,[elided]"),
-    ("x data:;base64,QUJD y", "x data:;base64,[elided] y"),
-    ('"url": "data:image/jpeg;base64,/9j/4AAQ+Sk="}', '"url": "data:image/jpeg;base64,[elided]"}'),
-])
+@pytest.mark.parametrize(
+    "text, want",
+    [
+        ("data:image/png;base64,iVBORw0KGgo==", "data:image/png;base64,[elided]"),
+        ("x data:;base64,QUJD y", "x data:;base64,[elided] y"),
+        ('"url": "data:image/jpeg;base64,/9j/4AAQ+Sk="}', '"url": "data:image/jpeg;base64,[elided]"}'),
+    ],
+)
 def test_data_uri_elided(text, want):
     assert chunk.elide_data_uris(text) == want
 
 
-@pytest.mark.parametrize("text", [
-    ";base64,AAAA", "Content-Transfer-Encoding;base64,AAAA", "data: image/png;base64,AAAA",
-    "metadata:image/png;base64,AAAA",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        ";base64,AAAA",
+        "Content-Transfer-Encoding;base64,AAAA",
+        "data: image/png;base64,AAAA",
+        "metadata:image/png;base64,AAAA",
+    ],
+)
 def test_data_uri_lookalikes_untouched(text):
     assert chunk.elide_data_uris(text) == text
 
@@ -44,7 +53,7 @@ def test_split_short_text_is_one_trimmed_piece():
 def test_split_pieces_bounded_and_overlapping():
     pieces = chunk.split(SAMPLE)
     assert len(pieces) > 1 and all(len(p) <= chunk.MAX_CHARS for p in pieces)
-    for a, b in zip(pieces, pieces[1:]):
+    for a, b in itertools.pairwise(pieces):
         assert a[-40:] in b[: chunk.OVERLAP + 40]
     assert chunk.reconstruct(pieces) == SAMPLE
 
@@ -86,4 +95,9 @@ def test_trim_matches_rust_white_space():
 
 def test_tiers():
     assert [chunk.tier_of(b) for b in ("text", "thinking", "tool_use", "tool_result", "image")] == [
-        "text", "text", "tool_use", "tool_result", "text"]
+        "text",
+        "text",
+        "tool_use",
+        "tool_result",
+        "text",
+    ]

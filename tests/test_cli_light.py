@@ -19,9 +19,12 @@ print("HEAVY=" + ",".join(m for m in {heavy!r} if m in sys.modules))
 """
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["index", "--help"], ["recall", "--help"], ["get", "--help"], ["status", "--help"]])
+@pytest.mark.parametrize(
+    "argv", [["--help"], ["index", "--help"], ["recall", "--help"], ["get", "--help"], ["status", "--help"]]
+)
 def test_help_imports_nothing_heavy(argv):
-    out = subprocess.run([sys.executable, "-c", PROBE.format(argv=argv, heavy=HEAVY)], capture_output=True, text=True,
-                         timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE.format(argv=argv, heavy=HEAVY)], capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[-1] == "HEAVY=", f"{argv} imported {out.stdout.splitlines()[-1]}"

@@ -13,7 +13,7 @@ from funes.models import locate
 
 TEXTS = [
     "why did we change the approach to indexing vectors",
-    "[tool_use Bash] {\"command\": \"pytest -q tests/test_index.py\"}",
+    '[tool_use Bash] {"command": "pytest -q tests/test_index.py"}',
     "Traceback (most recent call last):\n  File \"run.py\", line 3, in <module>\nKeyError: 'vector'",
     "ok",
     "def stitch(a, b):\n    for k in range(min(len(a), len(b), 150), 0, -1):\n        if a[-k:] == b[:k]:\n"

@@ -133,7 +133,9 @@ def test_second_writer_fails_loudly(funes_home, tmp_path):
 
     root = _tree(tmp_path, sessions=1, turns=2)
     with ledger.writer_lock(paths.lock_file()):
-        out = subprocess.run([*FUNES, "index", str(root)], env=subprocess_env(funes_home), capture_output=True, text=True)
+        out = subprocess.run(
+            [*FUNES, "index", str(root)], env=subprocess_env(funes_home), capture_output=True, text=True
+        )
     assert out.returncode != 0
     assert "another funes memory operation is in progress" in out.stderr
     assert not (funes_home / "memory" / "chunks.lance").exists()
@@ -154,15 +156,17 @@ def test_memory_of_another_model_is_refused(funes_home, tmp_path):
 
 
 def test_automated_run_must_name_a_target(funes_home):
-    out = subprocess.run([*FUNES, "index"], env=subprocess_env(funes_home), capture_output=True, text=True,
-                         stdin=subprocess.DEVNULL)
+    out = subprocess.run(
+        [*FUNES, "index"], env=subprocess_env(funes_home), capture_output=True, text=True, stdin=subprocess.DEVNULL
+    )
     assert out.returncode == 2
     assert "must name a target" in out.stderr and "Traceback" not in out.stderr
 
 
 def test_missing_path_is_one_line_error(funes_home, tmp_path):
-    out = subprocess.run([*FUNES, "index", str(tmp_path / "nope")], env=subprocess_env(funes_home),
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [*FUNES, "index", str(tmp_path / "nope")], env=subprocess_env(funes_home), capture_output=True, text=True
+    )
     assert out.returncode == 2 and out.stderr.startswith("funes: no such path")
 
 
@@ -185,8 +189,9 @@ def test_day_zero_stores_text_before_vectors_then_backfills(funes_home, tmp_path
 
 
 def test_auto_without_sessions_indexes_the_bundled_samples(funes_home):
-    out = subprocess.run([*FUNES, "index", "--auto", "--yes"], env=subprocess_env(funes_home),
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [*FUNES, "index", "--auto", "--yes"], env=subprocess_env(funes_home), capture_output=True, text=True
+    )
     assert out.returncode == 0, out.stderr
     assert "bundled sample sessions" in out.stdout
     assert "claude" in out.stdout and "codex" in out.stdout

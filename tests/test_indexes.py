@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import lance
@@ -10,8 +11,32 @@ import pytest
 
 from test_retrieval_support import add_vectors, chunk_rows, session, unit_vectors
 
-WORDS = ("parser streaming batch index memory recall session decision latency ledger flaky coupon fixture "
-         "expiry checkout cache vector lexical fusion ENOENT --no-verify E0425 src/cli.py getUserName").split()
+WORDS = [
+    "parser",
+    "streaming",
+    "batch",
+    "index",
+    "memory",
+    "recall",
+    "session",
+    "decision",
+    "latency",
+    "ledger",
+    "flaky",
+    "coupon",
+    "fixture",
+    "expiry",
+    "checkout",
+    "cache",
+    "vector",
+    "lexical",
+    "fusion",
+    "ENOENT",
+    "--no-verify",
+    "E0425",
+    "src/cli.py",
+    "getUserName",
+]
 
 
 def _texts(n: int, seed: int) -> list[str]:
@@ -21,9 +46,17 @@ def _texts(n: int, seed: int) -> list[str]:
 
 def _rows(n: int, start: int = 0, sessions: int = 4) -> list[dict]:
     texts = _texts(n, start)
-    return [{"session_id": f"s{(start + i) % sessions}", "turn_uuid": f"t{start + i}", "seq": (start + i) // sessions,
-             "text": texts[i], "block_type": ("text", "tool_use")[i % 2],
-             "harness": ("claude_code", "codex")[(start + i) % 2]} for i in range(n)]
+    return [
+        {
+            "session_id": f"s{(start + i) % sessions}",
+            "turn_uuid": f"t{start + i}",
+            "seq": (start + i) // sessions,
+            "text": texts[i],
+            "block_type": ("text", "tool_use")[i % 2],
+            "harness": ("claude_code", "codex")[(start + i) % 2],
+        }
+        for i in range(n)
+    ]
 
 
 def _mem():
@@ -99,7 +132,7 @@ def test_segments_stay_logarithmic(funes_home):
     man = indexes.read_manifest(indexes.index_dir(mem))
     sizes = [s["end"] - s["start"] for s in man["bm25"]]
     assert sum(sizes) == 120 and len(sizes) <= 7  # log2(40 appends) + 1
-    assert all(a > b for a, b in zip(sizes, sizes[1:]))  # each older segment is bigger than the tail behind it
+    assert all(a > b for a, b in itertools.pairwise(sizes))  # each older segment is bigger than the tail behind it
     dirs = sorted(p.name for p in indexes.index_dir(mem).iterdir() if p.name.startswith("bm25."))
     assert dirs == sorted(s["dir"] for s in man["bm25"])  # merged-away segments are swept
 
@@ -128,7 +161,9 @@ def test_rewritten_table_is_rebuilt(funes_home):
     stats = indexes.refresh(mem)
     assert "text" in stats["rebuilt"] and stats["rows"] == 2
     ix = indexes.load(mem)
-    assert ix.lexical(query_terms("zanzibar"), 5)[0].tolist() == [0, 1] or set(ix.lexical(query_terms("zanzibar"), 5)[0]) == {0, 1}
+    assert ix.lexical(query_terms("zanzibar"), 5)[0].tolist() == [0, 1] or set(
+        ix.lexical(query_terms("zanzibar"), 5)[0]
+    ) == {0, 1}
     assert ix.lexical(query_terms("parser"), 5)[0].tolist() == []
     assert ix.facets.sessions() == ["fresh"]
 

@@ -20,8 +20,12 @@ from tiny_models import build_tiny_cross_encoder, build_tiny_embedder, lay_out_h
 
 HEAVY = ("torch", "transformers", "sentence_transformers", "onnxruntime", "huggingface_hub")
 QUERY = "why did the parser test fail"
-PASSAGES = ["the parser test failed because of summary lines", "lance kmeans error with few vectors", "ok",
-            "we changed the approach to index vectors after the text"]
+PASSAGES = [
+    "the parser test failed because of summary lines",
+    "lance kmeans error with few vectors",
+    "ok",
+    "we changed the approach to index vectors after the text",
+]
 
 
 @pytest.fixture(scope="session")
@@ -43,8 +47,14 @@ def tiny_cache(tmp_path_factory):
 @pytest.fixture
 def env(funes_home, tiny_cache, tmp_path, monkeypatch):
     """Isolated home, an empty HF cache, no model overrides, and no models left loaded by other tests."""
-    for var in ("FUNES_EMBED_MODEL", "FUNES_RERANK", "FUNES_RERANK_MODEL", "FUNES_RERANK_BACKEND",
-                "FUNES_EMBED_BACKEND", "FUNES_RERANK_MAX_LENGTH"):
+    for var in (
+        "FUNES_EMBED_MODEL",
+        "FUNES_RERANK",
+        "FUNES_RERANK_MODEL",
+        "FUNES_RERANK_BACKEND",
+        "FUNES_EMBED_BACKEND",
+        "FUNES_RERANK_MAX_LENGTH",
+    ):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("FUNES_MODEL_CACHE", str(tiny_cache))
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
@@ -55,8 +65,10 @@ def env(funes_home, tiny_cache, tmp_path, monkeypatch):
 
 
 def test_import_and_cheap_queries_load_no_ml_library(env, tmp_path):
-    code = ("import json, sys, funes.models as m; m.embedder_id(); m.embedder_dim_hint(); m.reranker_status(); "
-            f"print(json.dumps(sorted(k for k in {HEAVY!r} if k in sys.modules)))")
+    code = (
+        "import json, sys, funes.models as m; m.embedder_id(); m.embedder_dim_hint(); m.reranker_status(); "
+        f"print(json.dumps(sorted(k for k in {HEAVY!r} if k in sys.modules)))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=dict(os.environ))
     assert json.loads(out.stdout) == []
 

@@ -93,7 +93,11 @@ def test_cli_recall_then_paste_the_get_line(funes_home):
 
 def test_cli_errors_are_one_line_with_exit_codes(funes_home):
     missing = _run(funes_home, "recall", "anything")
-    assert missing.returncode == 1 and missing.stderr.startswith("funes: no memory yet") and "funes index" in missing.stderr
+    assert (
+        missing.returncode == 1
+        and missing.stderr.startswith("funes: no memory yet")
+        and "funes index" in missing.stderr
+    )
     memory_with(session("s", ["hello"]))
     empty = _run(funes_home, "recall")
     assert empty.returncode == 2 and "empty query" in empty.stderr

@@ -11,7 +11,6 @@ import base64
 import json
 import random
 import string
-import sys
 
 import pytest
 
@@ -61,28 +60,54 @@ def planted(seed: int = 7) -> list[tuple[str, str, list[str]]]:
         c.append((label, text, list(secrets)))
 
     akid, aks = "AKIA" + g.s(16, string.ascii_uppercase + "234567"), g.s(40, B64)
-    add("aws-credentials-file", f"[default]\naws_access_key_id = {akid}\naws_secret_access_key = {aks}\nregion = eu-west-1\n", akid, aks)
+    add(
+        "aws-credentials-file",
+        f"[default]\naws_access_key_id = {akid}\naws_secret_access_key = {aks}\nregion = eu-west-1\n",
+        akid,
+        aks,
+    )
     akid2, aks2 = "AKIA" + g.s(16, string.ascii_uppercase + "234567"), g.s(40, B64)
     add("aws-export", f"export AWS_ACCESS_KEY_ID={akid2}\nexport AWS_SECRET_ACCESS_KEY={aks2}\naws s3 ls", akid2, aks2)
     akid3, aks3 = "AKIA" + g.s(16, string.ascii_uppercase + "234567"), g.s(40, B64)
-    add("aws-boto3", f's3 = boto3.client("s3", aws_access_key_id="{akid3}", aws_secret_access_key="{aks3}")', akid3, aks3)
+    add(
+        "aws-boto3",
+        f's3 = boto3.client("s3", aws_access_key_id="{akid3}", aws_secret_access_key="{aks3}")',
+        akid3,
+        aks3,
+    )
 
     pem, body = g.pem("PRIVATE KEY", 16, head="MIIEvgIBADANBgkqhkiG9w0BAQEFAASC")
-    sa = {"type": "service_account", "project_id": "acme-prod-4411", "private_key_id": g.s(40, HEX),
-          "private_key": pem, "client_email": "deployer@acme-prod-4411.iam.gserviceaccount.com",
-          "client_id": g.s(21, string.digits), "auth_uri": "https://accounts.google.com/o/oauth2/auth",
-          "token_uri": "https://oauth2.googleapis.com/token",
-          "auth_provider_x509_cert_url": "https://www.googleapis.com/oauth2/v1/certs"}
+    sa = {
+        "type": "service_account",
+        "project_id": "acme-prod-4411",
+        "private_key_id": g.s(40, HEX),
+        "private_key": pem,
+        "client_email": "deployer@acme-prod-4411.iam.gserviceaccount.com",
+        "client_id": g.s(21, string.digits),
+        "auth_uri": "https://accounts.google.com/o/oauth2/auth",
+        "token_uri": "https://oauth2.googleapis.com/token",
+        "auth_provider_x509_cert_url": "https://www.googleapis.com/oauth2/v1/certs",
+    }
     add("gcp-service-account-json", json.dumps(sa, indent=2), *body)
 
     azk = g.s(86, B64) + "=="
-    add("azure-connection-string", f"AZURE_STORAGE_CONNECTION_STRING=DefaultEndpointsProtocol=https;AccountName=acmeblobs;AccountKey={azk};EndpointSuffix=core.windows.net", azk)
+    add(
+        "azure-connection-string",
+        f"AZURE_STORAGE_CONNECTION_STRING=DefaultEndpointsProtocol=https;AccountName=acmeblobs;AccountKey={azk};EndpointSuffix=core.windows.net",
+        azk,
+    )
     azk2 = g.s(86, B64) + "=="
     add("azure-storage-key-env", f"AZURE_STORAGE_KEY={azk2}", azk2)
     sbk = g.s(43, B64) + "="
-    add("azure-servicebus", f'conn = "Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey={sbk}"', sbk)
+    add(
+        "azure-servicebus",
+        f'conn = "Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey={sbk}"',
+        sbk,
+    )
     azcs = g.s(3) + "8Q~" + g.s(31, ALNUM + "~_.-")
-    add("azure-client-secret", f"AZURE_CLIENT_SECRET={azcs}\nAZURE_TENANT_ID=72f988bf-86f1-41af-91ab-2d7cd011db47", azcs)
+    add(
+        "azure-client-secret", f"AZURE_CLIENT_SECRET={azcs}\nAZURE_TENANT_ID=72f988bf-86f1-41af-91ab-2d7cd011db47", azcs
+    )
 
     ghp, gho = "ghp_" + g.s(36), "gho_" + g.s(36)
     add("github-ghp", f"git remote set-url origin https://{ghp}@github.com/acme/api.git", ghp)
@@ -97,7 +122,11 @@ def planted(seed: int = 7) -> list[tuple[str, str, list[str]]]:
     xoxp = f"xoxp-{g.s(12, string.digits)}-{g.s(12, string.digits)}-{g.s(13, string.digits)}-{g.s(32, HEX)}"
     add("slack-user", f"client = WebClient(token='{xoxp}')", xoxp)
     hook = f"https://hooks.slack.com/services/T{g.s(8, string.ascii_uppercase + string.digits)}/B{g.s(10, string.ascii_uppercase + string.digits)}/{g.s(24)}"
-    add("slack-webhook", f"curl -X POST -H 'Content-type: application/json' --data '{{\"text\":\"deploy done\"}}' {hook}", hook.split("/services/")[1])
+    add(
+        "slack-webhook",
+        f"curl -X POST -H 'Content-type: application/json' --data '{{\"text\":\"deploy done\"}}' {hook}",
+        hook.split("/services/")[1],
+    )
 
     sk_live = "sk_live_" + g.s(99)
     add("stripe-live", f'stripe.api_key = "{sk_live}"', sk_live)
@@ -121,13 +150,19 @@ def planted(seed: int = 7) -> list[tuple[str, str, list[str]]]:
 
     npm_tok = "npm_" + g.s(36)
     add("npm-token", f"//registry.npmjs.org/:_authToken={npm_tok}", npm_tok)
-    npm_uuid = "%s-%s-%s-%s-%s" % (g.s(8, HEX), g.s(4, HEX), g.s(4, HEX), g.s(4, HEX), g.s(12, HEX))
+    npm_uuid = f"{g.s(8, HEX)}-{g.s(4, HEX)}-{g.s(4, HEX)}-{g.s(4, HEX)}-{g.s(12, HEX)}"
     add("npm-legacy-authtoken", f"//registry.npmjs.org/:_authToken={npm_uuid}", npm_uuid)
     pypi = "pypi-AgEIcHlwaS5vcmc" + g.s(140, ALNUM + "_-")
     add("pypi-token", f"[pypi]\n  username = __token__\n  password = {pypi}\n", pypi)
 
     tw_tok, tw_sk, tw_sec = g.s(32, HEX), "SK" + g.s(32, HEX), g.s(32)
-    add("twilio", f"TWILIO_ACCOUNT_SID=AC{g.s(32, HEX)}\nTWILIO_AUTH_TOKEN={tw_tok}\nTWILIO_API_KEY={tw_sk}\nTWILIO_API_SECRET={tw_sec}", tw_tok, tw_sk, tw_sec)
+    add(
+        "twilio",
+        f"TWILIO_ACCOUNT_SID=AC{g.s(32, HEX)}\nTWILIO_AUTH_TOKEN={tw_tok}\nTWILIO_API_KEY={tw_sk}\nTWILIO_API_SECRET={tw_sec}",
+        tw_tok,
+        tw_sk,
+        tw_sec,
+    )
     sg = f"SG.{g.s(22, ALNUM + '_-')}.{g.s(43, ALNUM + '_-')}"
     add("sendgrid", f"sg = SendGridAPIClient('{sg}')", sg)
     tg = f"{g.s(10, string.digits)}:AA{g.s(33, ALNUM + '_-')}"
@@ -144,18 +179,31 @@ def planted(seed: int = 7) -> list[tuple[str, str, list[str]]]:
     xkey = g.s(32)
     add("curl-x-api-key", f'curl -H "X-API-Key: {xkey}" https://api.acme.dev/items', xkey)
 
-    for label, kind, head in (("pem-rsa", "RSA PRIVATE KEY", "MIIEowIBAAKCAQEA"), ("pem-ec", "EC PRIVATE KEY", "MHcCAQEEI"),
-                              ("pem-pkcs8", "PRIVATE KEY", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC"),
-                              ("openssh-ed25519", "OPENSSH PRIVATE KEY", "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW"),
-                              ("pem-encrypted", "ENCRYPTED PRIVATE KEY", "MIIFHzBJBgkqhkiG9w0BBQ0wPDAbBgkqhkiG9w0BBQwwDgQI")):
-        key, body = g.pem(kind, 6 if "EC" in kind or "OPENSSH" in kind else 14, width=70 if "OPENSSH" in kind else 64, head=head)
+    for label, kind, head in (
+        ("pem-rsa", "RSA PRIVATE KEY", "MIIEowIBAAKCAQEA"),
+        ("pem-ec", "EC PRIVATE KEY", "MHcCAQEEI"),
+        ("pem-pkcs8", "PRIVATE KEY", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC"),
+        (
+            "openssh-ed25519",
+            "OPENSSH PRIVATE KEY",
+            "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW",
+        ),
+        ("pem-encrypted", "ENCRYPTED PRIVATE KEY", "MIIFHzBJBgkqhkiG9w0BBQ0wPDAbBgkqhkiG9w0BBQwwDgQI"),
+    ):
+        key, body = g.pem(
+            kind, 6 if "EC" in kind or "OPENSSH" in kind else 14, width=70 if "OPENSSH" in kind else 64, head=head
+        )
         add(label, f"$ cat ~/.ssh/id_key\n{key}$ ", *body)
     key, body = g.pem("OPENSSH PRIVATE KEY", 5, width=70, head="b3BlbnNzaC1rZXktdjEAAAAA")
     add("openssh-truncated", "[tool_result Read] " + key.split("-----END")[0][:-40] + "\n... (truncated)", *body[:-2])
 
     pw = [g.password() for _ in range(8)]
     add("url-postgres", f"DATABASE_URL=postgres://app_user:{pw[0]}@db.internal:5432/app", pw[0])
-    add("url-mongodb", f'client = MongoClient("mongodb+srv://admin:{pw[1]}@cluster0.ab1cd.mongodb.net/?retryWrites=true")', pw[1])
+    add(
+        "url-mongodb",
+        f'client = MongoClient("mongodb+srv://admin:{pw[1]}@cluster0.ab1cd.mongodb.net/?retryWrites=true")',
+        pw[1],
+    )
     add("url-redis", f"redis-cli -u redis://:{pw[2]}@cache.internal:6379/0 ping", pw[2])
     add("url-https", f"git clone https://deploy:{pw[3]}@git.acme.dev/acme/infra.git", pw[3])
     add("url-amqp", f"CELERY_BROKER_URL = 'amqp://celery:{pw[4]}@rabbitmq:5672//'", pw[4])
@@ -184,7 +232,11 @@ def planted(seed: int = 7) -> list[tuple[str, str, list[str]]]:
     cu = g.password()
     add("json-escaped-curl-u", json.dumps(json.dumps({"cmd": f"curl -u admin:{cu} https://ci.acme.dev/api/json"})), cu)
     up = g.password()
-    add("unicode-escaped-quotes", f"{{\\u0022password\\u0022: \\u0022{up}\\u0022, \\u0022user\\u0022: \\u0022ops\\u0022}}", up)
+    add(
+        "unicode-escaped-quotes",
+        f"{{\\u0022password\\u0022: \\u0022{up}\\u0022, \\u0022user\\u0022: \\u0022ops\\u0022}}",
+        up,
+    )
     key, body = g.pem("RSA PRIVATE KEY", 10, head="MIIEpAIBAAKCAQEA")
     add("pem-json-escaped", json.dumps({"file_path": "/srv/app/key.pem", "content": key}), *body)
     add("pem-double-escaped", json.dumps(json.dumps({"content": key})), *body)
@@ -212,10 +264,19 @@ def variants(seed: int = 23) -> list[tuple[str, str, list[str]]]:
     pw = [g.password() for _ in range(20)]
     tok = [g.s(40) for _ in range(10)]
     oa = "sk-proj-" + g.s(48, ALNUM + "_-")
-    add("tool-use-json-export", json.dumps({"command": f"export OPENAI_API_KEY={oa} && python app.py", "description": "run"}), oa)
+    add(
+        "tool-use-json-export",
+        json.dumps({"command": f"export OPENAI_API_KEY={oa} && python app.py", "description": "run"}),
+        oa,
+    )
     sl = "sk_live_" + g.s(24)
     arrow = chr(0x2192)  # the Read tool's line-number arrow
-    add("read-tool-env-listing", f"     1{arrow}DATABASE_URL=postgres://app:{pw[0]}@localhost/app\n     2{arrow}STRIPE_SECRET_KEY={sl}\n", pw[0], sl)
+    add(
+        "read-tool-env-listing",
+        f"     1{arrow}DATABASE_URL=postgres://app:{pw[0]}@localhost/app\n     2{arrow}STRIPE_SECRET_KEY={sl}\n",
+        pw[0],
+        sl,
+    )
     add("cat-n-env", f"     1\tDEBUG=false\n     2\tSMTP_PASSWORD={pw[1]}\n", pw[1])
     add("windows-set", f"C:\\app> set DB_PASS={pw[2]}", pw[2])
     add("powershell-env", f'$env:API_TOKEN="{tok[0]}"', tok[0])
@@ -239,9 +300,17 @@ def variants(seed: int = 23) -> list[tuple[str, str, list[str]]]:
     add("sshpass", f"sshpass -p '{pw[11]}' ssh root@10.0.0.7", pw[11])
     add("redis-cli-a", f"redis-cli -h cache -a {pw[12]} INFO", pw[12])
     add("jdbc-query", f"jdbc:postgresql://db:5432/app?user=app&password={pw[13]}", pw[13])
-    add("sqlserver-connstr", f"Server=tcp:acme.database.windows.net,1433;Database=app;User Id=sa;Password={pw[14]};Encrypt=True;", pw[14])
+    add(
+        "sqlserver-connstr",
+        f"Server=tcp:acme.database.windows.net,1433;Database=app;User Id=sa;Password={pw[14]};Encrypt=True;",
+        pw[14],
+    )
     add("netrc", f"machine api.heroku.com\n  login me@acme.dev\n  password {tok[7]}\n".replace("\n  ", " "), tok[7])
-    add("basic-auth-header", "Authorization: Basic " + base64.b64encode(f"ops:{pw[15]}".encode()).decode(), base64.b64encode(f"ops:{pw[15]}".encode()).decode())
+    add(
+        "basic-auth-header",
+        "Authorization: Basic " + base64.b64encode(f"ops:{pw[15]}".encode()).decode(),
+        base64.b64encode(f"ops:{pw[15]}".encode()).decode(),
+    )
     add("prose-password", f"ok, I set the admin password is {pw[16]} for now", pw[16])
     add("x-auth-token-header", f'curl --header "X-Auth-Token: {tok[8]}" https://api.acme.dev', tok[8])
     rails = g.s(128, HEX)
@@ -261,7 +330,10 @@ def variants(seed: int = 23) -> list[tuple[str, str, list[str]]]:
     add("yaml-openai", f"llm:\n  OPENAI_API_KEY: {oa}\n", oa)
     npmrc = base64.b64encode(f"deploy:{pw[18]}".encode()).decode()
     add("npmrc-auth", f"_auth={npmrc}\nemail=ci@acme.dev", npmrc)
-    add("aws-session-token", f"AWS_SESSION_TOKEN={g.s(300, B64)}", )
+    add(
+        "aws-session-token",
+        f"AWS_SESSION_TOKEN={g.s(300, B64)}",
+    )
     c[-1][2].append(c[-1][1].split("=", 1)[1])
     add("gh-secret-set", f'gh secret set DEPLOY_KEY --body "{tok[9]}"', tok[9])
     add("heroku-config", f"heroku config:set SECRET_KEY={pw[19]} -a acme-api", pw[19])
@@ -280,7 +352,7 @@ BENIGN = [
     "token: str",
     "    api_key: Optional[str] = None",
     "def login(username: str, password: str) -> Token:",
-    'DB_PASSWORD=${DB_PASSWORD}',
+    "DB_PASSWORD=${DB_PASSWORD}",
     "export API_KEY=your-api-key",
     'OPENAI_API_KEY="sk-..."',
     "SECRET_KEY=xxx",
@@ -288,14 +360,14 @@ BENIGN = [
     '"password": "<password>"',
     "Authorization: Bearer <token>",
     'headers = {"Authorization": f"Bearer {token}"}',
-    "curl -H \"Authorization: Bearer $TOKEN\" https://api.example.com",
+    'curl -H "Authorization: Bearer $TOKEN" https://api.example.com',
     "git commit 3f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a39 fixes the login bug",
     "request id 123e4567-e89b-12d3-a456-426614174000 failed",
     "chunk 9f86d081884c7d65 and 2c26b46b68ffc68f are neighbours",
     "token = get_token()",
     "const apiKey = process.env.API_KEY;",
     "password_hash = bcrypt.hashpw(password, salt)",
-    'max_tokens = 4096',
+    "max_tokens = 4096",
     '"input_tokens": 1532, "output_tokens": 211',
     "if not password: raise ValueError('password required')",
     "postgres://user:password@localhost:5432/db",
@@ -384,12 +456,23 @@ def test_every_planted_secret_is_gone_and_marked(cases, redacted):
     assert not missed, f"secrets survived in: {missed}"
 
 
-@pytest.mark.parametrize("label,kind", [
-    ("aws-export", "AWS"), ("github-ghp", "GitHub"), ("huggingface-mixed", "HuggingFace"),
-    ("pem-rsa", "PrivateKey"), ("openssh-ed25519", "PrivateKey"), ("url-postgres", "URLPassword"),
-    ("env-db-password", "EnvAssignment"), ("jwt-json", "JWT"), ("slack-bot", "Slack"),
-    ("anthropic", "Anthropic"), ("openai-proj", "OpenAI"), ("pem-json-escaped", "PrivateKey"),
-])
+@pytest.mark.parametrize(
+    "label,kind",
+    [
+        ("aws-export", "AWS"),
+        ("github-ghp", "GitHub"),
+        ("huggingface-mixed", "HuggingFace"),
+        ("pem-rsa", "PrivateKey"),
+        ("openssh-ed25519", "PrivateKey"),
+        ("url-postgres", "URLPassword"),
+        ("env-db-password", "EnvAssignment"),
+        ("jwt-json", "JWT"),
+        ("slack-bot", "Slack"),
+        ("anthropic", "Anthropic"),
+        ("openai-proj", "OpenAI"),
+        ("pem-json-escaped", "PrivateKey"),
+    ],
+)
 def test_kinds_are_short_stable_names(cases, redacted, label, kind):
     i = [c[0] for c in cases].index(label)
     assert kind in redacted[1][i]
@@ -405,7 +488,7 @@ def test_only_the_value_is_replaced(cases, redacted):
 
 def test_variants_are_redacted():
     cases = variants()
-    out, kinds = redact_texts([t for _, t, _ in cases])
+    out, _kinds = redact_texts([t for _, t, _ in cases])
     missed = [label for (label, _, secrets), text in zip(cases, out) if any(x in text for x in secrets)]
     assert not missed, f"secrets survived in: {missed}"
 
@@ -420,11 +503,11 @@ def test_no_false_positive_on_benign_code(redacted):
 def test_escaped_forms_map_back_to_exact_raw_spans(cases, redacted):
     out = redacted[0]
     by = {c[0]: (c, o) for c, o in zip(cases, out)}
-    (_, raw, _), text = by["json-escaped-curl-u"]
+    (_, _raw, _), text = by["json-escaped-curl-u"]
     assert text.startswith('"{\\"cmd\\": \\"curl -u admin:[REDACTED:')  # JSON structure intact
-    (_, raw, _), text = by["unicode-escaped-quotes"]
+    (_, _raw, _), text = by["unicode-escaped-quotes"]
     assert text.startswith("{\\u0022password\\u0022: \\u0022[REDACTED:") and text.endswith("\\u0022ops\\u0022}")
-    (_, raw, _), text = by["pem-json-escaped"]
+    (_, _raw, _), text = by["pem-json-escaped"]
     assert json.loads(text)["content"].startswith("[REDACTED:PrivateKey]")  # still valid JSON
 
 
@@ -502,7 +585,9 @@ def test_kingfisher_findings_are_mapped_back_or_fail_closed(tmp_path, monkeypatc
         {"audit": {"summary": {"scan_failed": 0, "scan_partial": 0}}},
     ]
     fake = tmp_path / "kingfisher"
-    fake.write_text("#!/bin/sh\ncat >/dev/null\ncat <<'EOF'\n" + "\n".join(map(json.dumps, records)) + "\nEOF\nexit 200\n")
+    fake.write_text(
+        "#!/bin/sh\ncat >/dev/null\ncat <<'EOF'\n" + "\n".join(map(json.dumps, records)) + "\nEOF\nexit 200\n"
+    )
     fake.chmod(0o755)
     monkeypatch.setenv("FUNES_KINGFISHER", str(fake))
     found = scan.find(texts, only=["kingfisher"])
@@ -518,7 +603,7 @@ def test_without_kingfisher_the_other_engines_still_redact(monkeypatch):
     g = _Gen(3)
     secret = "hf_" + g.s(34)
     (out,), (kinds,) = redact_texts([f"HF_TOKEN={secret}"])
-    assert secret not in out and kinds and scan.KINGFISHER_CALLS == before
+    assert secret not in out and kinds and before == scan.KINGFISHER_CALLS
 
 
 def test_empty_and_null_texts_pass_through():
@@ -553,4 +638,6 @@ if __name__ == "__main__":  # recall per engine on the planted set
     for name, cases in (("planted", planted()), ("variants", variants())):
         for only in (["kingfisher"], ["detect-secrets"], ["funes-rules"], ["kingfisher", "detect-secrets"], None):
             n, total, missed = _recall(only, cases)
-            print(f"{name:9s} {'+'.join(only) if only else 'combined':28s} {n}/{total} = {n / total:.0%}  missed: {missed}")
+            print(
+                f"{name:9s} {'+'.join(only) if only else 'combined':28s} {n}/{total} = {n / total:.0%}  missed: {missed}"
+            )

@@ -10,6 +10,7 @@ corpus.
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import re
 import sqlite3
@@ -21,8 +22,23 @@ import pytest
 from funes.ingest.redact import redact_texts
 
 pytestmark = pytest.mark.corpus
-_SKIP_KEYS = {"signature", "encrypted_content", "uuid", "parentUuid", "sessionId", "id", "timestamp",
-              "type", "cwd", "version", "gitBranch", "requestId", "tool_use_id", "model", "role"}
+_SKIP_KEYS = {
+    "signature",
+    "encrypted_content",
+    "uuid",
+    "parentUuid",
+    "sessionId",
+    "id",
+    "timestamp",
+    "type",
+    "cwd",
+    "version",
+    "gitBranch",
+    "requestId",
+    "tool_use_id",
+    "model",
+    "role",
+}
 
 
 def _walk(obj, out: list[str], key: str | None = None) -> None:
@@ -46,16 +62,20 @@ def corpus_texts(root: Path) -> list[str]:
     out: list[str] = []
     for path in sorted(root.rglob("*")):
         if path.suffix in (".jsonl", ".json"):
-            lines = path.read_text(errors="replace").splitlines() if path.suffix == ".jsonl" else [path.read_text(errors="replace")]
+            lines = (
+                path.read_text(errors="replace").splitlines()
+                if path.suffix == ".jsonl"
+                else [path.read_text(errors="replace")]
+            )
             for line in lines:
-                try:
+                with contextlib.suppress(ValueError):
                     _walk(json.loads(line), out)
-                except ValueError:
-                    pass
         elif path.name.endswith((".db", ".db.backup")):
             try:
                 con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
-                out.extend(t for (t,) in con.execute("select content from messages") if isinstance(t, str) and t.strip())
+                out.extend(
+                    t for (t,) in con.execute("select content from messages") if isinstance(t, str) and t.strip()
+                )
             except sqlite3.DatabaseError:
                 pass
     return out
@@ -76,7 +96,9 @@ def test_false_positives_are_rare_and_output_is_stable(sample):
     assert sum(found.values()) <= 5 * megabytes, found
     assert len(changed) <= 0.002 * len(sample), found
     assert all(re.fullmatch(r"[A-Za-z][A-Za-z0-9]{1,20}", k) for k in found)
-    assert [o for i, o in enumerate(out) if i not in set(changed)] == [t for i, t in enumerate(sample) if i not in set(changed)]
+    assert [o for i, o in enumerate(out) if i not in set(changed)] == [
+        t for i, t in enumerate(sample) if i not in set(changed)
+    ]
     again, kinds2 = redact_texts([out[i] for i in changed])
     assert again == [out[i] for i in changed] and not any(kinds2)
 
@@ -90,7 +112,7 @@ if __name__ == "__main__":  # per-kind redaction counts on the whole corpus
     for i in range(0, len(texts), 10000):
         batch = texts[i : i + 10000]
         out, kinds = redact_texts(batch)
-        for text, red, ks in zip(batch, out, kinds):
+        for _text, red, ks in zip(batch, out, kinds):
             found.update(ks)
             for k in ks:
                 examples[k].append(red[max(0, red.find("[REDACTED:" + k) - 50) :][:110].replace("\n", " "))

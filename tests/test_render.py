@@ -28,9 +28,20 @@ def _golden(name: str, text: str) -> None:
 
 
 def _hit(**kw) -> Hit:
-    base = dict(row=0, id="x", text="the decision was made", session_id="0123456789abcdef", workdir="-home-u-funes",
-                turn_uuid="aaaa-bbbb", ts="2026-06-19T01:29:59.000Z", block_type="text", seq=4,
-                harness="claude_code", role="user", score=0.5781)
+    base = dict(
+        row=0,
+        id="x",
+        text="the decision was made",
+        session_id="0123456789abcdef",
+        workdir="-home-u-funes",
+        turn_uuid="aaaa-bbbb",
+        ts="2026-06-19T01:29:59.000Z",
+        block_type="text",
+        seq=4,
+        harness="claude_code",
+        role="user",
+        score=0.5781,
+    )
     base.update(kw)
     return Hit(**base)
 
@@ -49,7 +60,10 @@ def test_upstream_pinned_example_byte_for_byte():
 
 def test_no_results_has_no_trailing_newline_and_keeps_the_note():
     assert render.recall_agent(RecallResult("q", "local", [])) == "no results"
-    assert render.recall_agent(RecallResult("q", "local", [], note="remote x unreachable")) == "remote x unreachable\nno results"
+    assert (
+        render.recall_agent(RecallResult("q", "local", [], note="remote x unreachable"))
+        == "remote x unreachable\nno results"
+    )
 
 
 def test_neighbour_preview_is_one_line_of_160_chars():
@@ -81,15 +95,30 @@ def test_get_line_is_pasteable():
 
 
 def test_get_agent_format_upstream_example():
-    res = GetResult("s", "t-1", "local", 3, [Turn("2026-06-19T01:29:59.000Z", "assistant", 3, "t-1",
-                                                   [Block("text", None, "first"), Block("text", None, "second")])])
+    res = GetResult(
+        "s",
+        "t-1",
+        "local",
+        3,
+        [
+            Turn(
+                "2026-06-19T01:29:59.000Z",
+                "assistant",
+                3,
+                "t-1",
+                [Block("text", None, "first"), Block("text", None, "second")],
+            )
+        ],
+    )
     assert render.get_agent(res) == "[2026-06-19T01:29:59.000Z] assistant seq3 turn=t-1\nfirst\n\nsecond\n---\n"
 
 
 def test_get_human_is_readable_and_highlights():
-    blocks = [Block("text", None, "we picked polars because the parser was slow"),
-              Block("tool_use", "Bash", '[tool_use Bash] {"command": "pytest -q\\nmake check", "description": "run tests"}'),
-              Block("tool_result", "Bash", "[tool_result Bash] 3 passed\nall good")]
+    blocks = [
+        Block("text", None, "we picked polars because the parser was slow"),
+        Block("tool_use", "Bash", '[tool_use Bash] {"command": "pytest -q\\nmake check", "description": "run tests"}'),
+        Block("tool_result", "Bash", "[tool_result Bash] 3 passed\nall good"),
+    ]
     res = GetResult("s", "t-1", "local", 3, [Turn("2026-06-19T01:29:59.000Z", "assistant", 3, "t-1", blocks)])
     out = render.get_human(res, width=60, color=False, highlight="the  parser")
     assert "── 2026-06-19 01:29 · assistant · seq3 ── ◀" in out
@@ -117,16 +146,27 @@ def golden_memory(funes_home, monkeypatch):
     from funes.retrieval import retriever
 
     monkeypatch.setattr(retriever, "_MODELS", {"reranker": None})  # fused order: no model dependence
-    rows = session("0f6d1c2e-5b7a-4c1d-9e8f-112233445566", [
-        "Why does the ingest crash on the big session?",
-        "The parser hit ENOENT on a rotated log.\n---\nFix: skip files that vanish between listdir and open.",
-        "[tool_use Bash] git commit --no-verify -m 'skip vanished logs'",
-        "Committed. The crash is gone; parser now counts skipped files.",
-    ], workdir="-home-u-funes", ts="2026-06-19T01:29:59.000Z")
+    rows = session(
+        "0f6d1c2e-5b7a-4c1d-9e8f-112233445566",
+        [
+            "Why does the ingest crash on the big session?",
+            "The parser hit ENOENT on a rotated log.\n---\nFix: skip files that vanish between listdir and open.",
+            "[tool_use Bash] git commit --no-verify -m 'skip vanished logs'",
+            "Committed. The crash is gone; parser now counts skipped files.",
+        ],
+        workdir="-home-u-funes",
+        ts="2026-06-19T01:29:59.000Z",
+    )
     rows[2]["block_type"] = "tool_use"
-    rows += session("7a7a7a7a-0000-4000-8000-000000000001", [
-        "Unrelated: bump the coupon expiry to 30 days.",
-    ], workdir="-home-u-shop", harness="codex", ts="2026-05-01T09:00:00Z")
+    rows += session(
+        "7a7a7a7a-0000-4000-8000-000000000001",
+        [
+            "Unrelated: bump the coupon expiry to 30 days.",
+        ],
+        workdir="-home-u-shop",
+        harness="codex",
+        ts="2026-05-01T09:00:00Z",
+    )
     memory_with(rows)
 
 
@@ -149,8 +189,9 @@ def test_golden_recall_json(golden_memory):
 def test_golden_get_agent_and_human(golden_memory):
     from funes.commands.get import get
 
-    res = get("0f6d1c2e-5b7a-4c1d-9e8f-112233445566", "0f6d1c2e-5b7a-4c1d-9e8f-112233445566-t1", memory="local",
-              window=1)
+    res = get(
+        "0f6d1c2e-5b7a-4c1d-9e8f-112233445566", "0f6d1c2e-5b7a-4c1d-9e8f-112233445566-t1", memory="local", window=1
+    )
     _golden("get_agent.txt", render.get_agent(res))
     _golden("get_human.txt", render.get_human(res, width=60, color=False))
 
@@ -158,14 +199,22 @@ def test_golden_get_agent_and_human(golden_memory):
 def test_golden_status(golden_memory):
     from funes.commands.status import Status
 
-    st = Status(label="local", state="ready", chunks=1234, sessions=56,
-                by_harness={"claude_code": 1000, "codex": 234},
-                by_type={"text": 600, "thinking": 100, "tool_result": 300, "tool_use": 234},
-                vectors=1200, pending_vectors=34, last_indexed=1783431000.0,
-                index={"chunks": 1234, "indexed": 1234, "vectors": 1200, "vectors_indexed": 1200},
-                embedder="sentence-transformers/all-MiniLM-L6-v2", reranker=None,
-                reranker_note="no cross-encoder is installed; hits keep their fused (vector + keyword) order",
-                now=1783431000.0 + 46 * 3600)
+    st = Status(
+        label="local",
+        state="ready",
+        chunks=1234,
+        sessions=56,
+        by_harness={"claude_code": 1000, "codex": 234},
+        by_type={"text": 600, "thinking": 100, "tool_result": 300, "tool_use": 234},
+        vectors=1200,
+        pending_vectors=34,
+        last_indexed=1783431000.0,
+        index={"chunks": 1234, "indexed": 1234, "vectors": 1200, "vectors_indexed": 1200},
+        embedder="sentence-transformers/all-MiniLM-L6-v2",
+        reranker=None,
+        reranker_note="no cross-encoder is installed; hits keep their fused (vector + keyword) order",
+        now=1783431000.0 + 46 * 3600,
+    )
     _golden("status.txt", render.status_text(st))
     missing = Status(label="local", state="missing", message="no memory yet — run `funes index` to build one")
     _golden("status_missing.txt", render.status_text(missing))

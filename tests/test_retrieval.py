@@ -8,23 +8,31 @@ import numpy as np
 import pytest
 
 from test_retrieval_support import (
-    ExplodingEmbedder, FakeEmbedder, FakeReranker, add_vectors, memory_with, session, unit_vectors,
+    ExplodingEmbedder,
+    FakeEmbedder,
+    FakeReranker,
+    memory_with,
+    session,
+    unit_vectors,
 )
 
 # ---- tokenizer -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text, must", [
-    ("git commit --no-verify", ["--no-verify", "no", "verifi"]),
-    ("ENOENT: no such file", ["enoent", "file"]),
-    ("error[E0425]: cannot find value", ["e0425", "error"]),
-    ("see src/funes/cli.py", ["src/funes/cli.py", "cli", "py", "src"]),
-    ("os.path.join(a)", ["os.path.join", "path", "join"]),
-    ("snake_case_name", ["snake_case_name", "snake", "case", "name"]),
-    ("getUserName HTTPServer", ["getusername", "get", "user", "name", "httpserver", "http", "server"]),
-    ("Running the failing tests", ["run", "fail", "test"]),
-    ("这是测试", ["这是", "是测", "测试"]),
-])
+@pytest.mark.parametrize(
+    "text, must",
+    [
+        ("git commit --no-verify", ["--no-verify", "no", "verifi"]),
+        ("ENOENT: no such file", ["enoent", "file"]),
+        ("error[E0425]: cannot find value", ["e0425", "error"]),
+        ("see src/funes/cli.py", ["src/funes/cli.py", "cli", "py", "src"]),
+        ("os.path.join(a)", ["os.path.join", "path", "join"]),
+        ("snake_case_name", ["snake_case_name", "snake", "case", "name"]),
+        ("getUserName HTTPServer", ["getusername", "get", "user", "name", "httpserver", "http", "server"]),
+        ("Running the failing tests", ["run", "fail", "test"]),
+        ("这是测试", ["这是", "是测", "测试"]),
+    ],
+)
 def test_tokenizer_keeps_identifiers_and_stems_prose(text, must):
     from funes.memory.tokenize import tokenize
 
@@ -114,8 +122,9 @@ def test_partly_embedded_memory_is_hybrid_where_vectors_exist(funes_home):
 
 
 def test_filters_type_and_harness(funes_home):
-    rows = (session("a", ["deploy script fails", "deploy rollback"], harness="codex", block_type="tool_use")
-            + session("b", ["deploy notes", "deploy again"], harness="claude_code"))
+    rows = session("a", ["deploy script fails", "deploy rollback"], harness="codex", block_type="tool_use") + session(
+        "b", ["deploy notes", "deploy again"], harness="claude_code"
+    )
     mem = memory_with(rows)
     r = _retriever(mem)
     assert {h.harness for h in r.recall("deploy", harness="claude", half_life=0).hits} == {"claude_code"}
@@ -166,8 +175,10 @@ def test_get_stitches_split_blocks_and_honours_the_window(funes_home):
     pieces = split(long)
     assert len(pieces) > 2
     rows = session("s", ["first", "second", "third", "fourth", "fifth"])
-    rows += [{"session_id": "s", "turn_uuid": "s-t2", "seq": 2, "block_idx": 1, "split_idx": i, "text": p}
-             for i, p in enumerate(pieces)]
+    rows += [
+        {"session_id": "s", "turn_uuid": "s-t2", "seq": 2, "block_idx": 1, "split_idx": i, "text": p}
+        for i, p in enumerate(pieces)
+    ]
     mem = memory_with(rows)
     r = _retriever(mem)
     got = r.get("s", "s-t2", window=1)

@@ -22,9 +22,18 @@ def chunk_rows(rows: list[dict]) -> pa.Table:
     cols = {c: [] for c in schema.CHUNK_COLUMNS}
     for r in rows:
         full = {
-            "workdir": "-home-u-proj", "parent_uuid": None, "ts": "2026-06-19T01:29:59.000Z", "role": "assistant",
-            "block_type": "text", "tool_name": None, "source_path": "/t.jsonl", "block_idx": 0, "split_idx": 0,
-            "harness": "claude_code", "repo": "", **r,
+            "workdir": "-home-u-proj",
+            "parent_uuid": None,
+            "ts": "2026-06-19T01:29:59.000Z",
+            "role": "assistant",
+            "block_type": "text",
+            "tool_name": None,
+            "source_path": "/t.jsonl",
+            "block_idx": 0,
+            "split_idx": 0,
+            "harness": "claude_code",
+            "repo": "",
+            **r,
         }
         full["id"] = chunk_id(full["session_id"], full["turn_uuid"], full["block_idx"], full["split_idx"])
         for c in cols:
@@ -97,5 +106,14 @@ def memory_with(rows: list[dict], vectors: dict[int, np.ndarray] | None = None, 
 
 def session(sid: str, texts: list[str], **kw) -> list[dict]:
     """One row per turn: seq i, turn `<sid>-t<i>`, alternating user/assistant."""
-    return [{"session_id": sid, "turn_uuid": f"{sid}-t{i}", "seq": i, "text": t,
-             "role": "user" if i % 2 == 0 else "assistant", **kw} for i, t in enumerate(texts)]
+    return [
+        {
+            "session_id": sid,
+            "turn_uuid": f"{sid}-t{i}",
+            "seq": i,
+            "text": t,
+            "role": "user" if i % 2 == 0 else "assistant",
+            **kw,
+        }
+        for i, t in enumerate(texts)
+    ]

@@ -9,8 +9,23 @@ from funes import schema
 
 def test_chunk_schema_keeps_the_original_column_names_in_order():
     assert schema.CHUNK_COLUMNS == [
-        "id", "text", "session_id", "workdir", "turn_uuid", "parent_uuid", "seq", "ts", "role", "block_type",
-        "tool_name", "source_path", "block_idx", "split_idx", "harness", "repo"]
+        "id",
+        "text",
+        "session_id",
+        "workdir",
+        "turn_uuid",
+        "parent_uuid",
+        "seq",
+        "ts",
+        "role",
+        "block_type",
+        "tool_name",
+        "source_path",
+        "block_idx",
+        "split_idx",
+        "harness",
+        "repo",
+    ]
 
 
 def test_vectors_schema_needs_a_dimension_and_stamps_version():

@@ -44,8 +44,13 @@ def test_status_counts_and_freshness(funes_home):
 
 def test_status_json_for_scripts(funes_home):
     memory_with(session("a", ["one"]))
-    out = subprocess.run([sys.executable, "-m", "funes.cli", "status", "--json"], env=subprocess_env(funes_home),
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "funes.cli", "status", "--json"],
+        env=subprocess_env(funes_home),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     assert doc["label"] == "local" and doc["chunks"] == 1 and doc["index"]["indexed"] == 1

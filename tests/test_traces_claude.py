@@ -101,7 +101,7 @@ def test_damaged_lines_are_counted_and_good_ones_kept(tmp_path):
     good = MAIN.read_bytes()
     path.write_bytes(
         good
-        + b'garbage line\n'
+        + b"garbage line\n"
         + b'{"type":"user","uuid":"d-1","message":{"role":"user","content":"caf\xe9 \\ud800"}}'
         + b'{"type":"user","uuid":"d-2","message":{"role":"user","content":"second"}}\n'
         + b'{"type":"assistant","uuid":"d-3","message":{"role":"assistant","content":[{"type":"te'

@@ -65,7 +65,9 @@ def test_tool_results_with_a_known_call_are_named(parsed):
     for results in parsed.values():
         for unit, p in results:
             calls = p.frame.filter(block_type="tool_use").select("session_id", "tool_use_id")
-            results_ = p.frame.filter(block_type="tool_result").join(calls, on=["session_id", "tool_use_id"], how="semi")
+            results_ = p.frame.filter(block_type="tool_result").join(
+                calls, on=["session_id", "tool_use_id"], how="semi"
+            )
             assert results_["tool_name"].null_count() == 0, unit.key
 
 

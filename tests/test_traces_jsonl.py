@@ -152,5 +152,7 @@ def test_missing_and_repeated_uuids_get_session_seq():
 def test_compact_json_matches_serde():
     from funes.traces.frame import compact_json
 
-    assert compact_json({"command": "ls", "n": [1, "é"]}) == json.dumps({"command": "ls", "n": [1, "é"]}, separators=(",", ":"), ensure_ascii=False)
+    assert compact_json({"command": "ls", "n": [1, "é"]}) == json.dumps(
+        {"command": "ls", "n": [1, "é"]}, separators=(",", ":"), ensure_ascii=False
+    )
     assert compact_json({"b": 1, "a": 2}) == '{"b":1,"a":2}'

@@ -64,7 +64,9 @@ def test_repeated_session_rows_continue_one_session(tmp_path):
 
 
 def test_large_string_items_and_missing_optional_columns(tmp_path):
-    table = pa.table({"session_id": ["s"], "messages": pa.array([['{"role":"user","content":"hi"}']], pa.list_(pa.large_string()))})
+    table = pa.table(
+        {"session_id": ["s"], "messages": pa.array([['{"role":"user","content":"hi"}']], pa.list_(pa.large_string()))}
+    )
     frame = read(write(tmp_path, table)).frame
     assert frame.select("harness", "ts", "text").rows() == [("", "", "hi")]
 

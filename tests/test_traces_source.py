@@ -53,7 +53,10 @@ def test_no_path_sweeps_every_root_and_harness_filters(funes_home):
     assert by_harness == {"claude_code": ["claude_code"] * 2, "codex": ["codex"] * 2, "pi": ["pi"] * 2,
                           "hermes": ["hermes"] * 3}  # fmt: skip
     assert [s.harness for s in source.resolve(None, "claude")] == ["claude_code"]
-    assert source.resolve(None)[0].describe() == f"scanning claude_code transcripts under {funes_home.parent}/.claude/projects"
+    assert (
+        source.resolve(None)[0].describe()
+        == f"scanning claude_code transcripts under {funes_home.parent}/.claude/projects"
+    )
 
 
 def test_missing_roots_are_usage_errors(funes_home):
@@ -105,7 +108,9 @@ def test_sqlite_file_of_any_name_is_hermes(tmp_path):
 
     db = tmp_path / "state.db.backup"
     conn = sqlite3.connect(db)
-    conn.execute("CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id TEXT, role TEXT, content TEXT, timestamp REAL)")
+    conn.execute(
+        "CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id TEXT, role TEXT, content TEXT, timestamp REAL)"
+    )
     conn.execute("INSERT INTO messages VALUES (1, 's', 'user', 'hi', 0)")
     conn.commit()
     conn.close()
@@ -154,7 +159,7 @@ def test_repo_of_a_transcript_cwd(tmp_path, monkeypatch):
     subprocess.run([*git, "remote", "add", "origin", "git@github.com:acme/funes.git"], check=True)
     subprocess.run([*git, "remote", "add", "hub", "https://huggingface.co/datasets/acme/kb"], check=True)
     transcript = tmp_path / "s.jsonl"
-    transcript.write_text('{"type":"summary"}\n{"type":"session_meta","payload":{"cwd":"%s"}}\n' % work)
+    transcript.write_text(f'{{"type":"summary"}}\n{{"type":"session_meta","payload":{{"cwd":"{work}"}}}}\n')
     unit = Unit(str(transcript), "codex", transcript, None)
     repo.repo_of_cwd.cache_clear()
     calls = []

@@ -6,13 +6,105 @@ import json
 import string
 from pathlib import Path
 
-_WORDS = (
-    "the a an and or of to in on for with is are was be it this that why how what when where who we you i "
-    "did do does not no yes ok fix bug test tests error fail failed failure pass parser parse index indexing "
-    "vector vectors memory recall chunk chunks model models embed embedding rerank query search session turn "
-    "tool use result bash run python file files path code change changed approach because after before add "
-    "remove lance table kmeans train with few small large data json sql select from where group order by"
-).split()
+_WORDS = [
+    "the",
+    "a",
+    "an",
+    "and",
+    "or",
+    "of",
+    "to",
+    "in",
+    "on",
+    "for",
+    "with",
+    "is",
+    "are",
+    "was",
+    "be",
+    "it",
+    "this",
+    "that",
+    "why",
+    "how",
+    "what",
+    "when",
+    "where",
+    "who",
+    "we",
+    "you",
+    "i",
+    "did",
+    "do",
+    "does",
+    "not",
+    "no",
+    "yes",
+    "ok",
+    "fix",
+    "bug",
+    "test",
+    "tests",
+    "error",
+    "fail",
+    "failed",
+    "failure",
+    "pass",
+    "parser",
+    "parse",
+    "index",
+    "indexing",
+    "vector",
+    "vectors",
+    "memory",
+    "recall",
+    "chunk",
+    "chunks",
+    "model",
+    "models",
+    "embed",
+    "embedding",
+    "rerank",
+    "query",
+    "search",
+    "session",
+    "turn",
+    "tool",
+    "use",
+    "result",
+    "bash",
+    "run",
+    "python",
+    "file",
+    "files",
+    "path",
+    "code",
+    "change",
+    "changed",
+    "approach",
+    "because",
+    "after",
+    "before",
+    "add",
+    "remove",
+    "lance",
+    "table",
+    "kmeans",
+    "train",
+    "with",
+    "few",
+    "small",
+    "large",
+    "data",
+    "json",
+    "sql",
+    "select",
+    "from",
+    "where",
+    "group",
+    "order",
+    "by",
+]
 
 
 def _vocab() -> list[str]:
@@ -31,12 +123,20 @@ def _save_tokenizer(path: Path) -> int:
     tok.normalizer = normalizers.BertNormalizer(lowercase=True)
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     tok.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
         special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])],
     )
     tok.decoder = decoders.WordPiece()
-    fast = BertTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
-                             sep_token="[SEP]", mask_token="[MASK]", model_max_length=512)
+    fast = BertTokenizerFast(
+        tokenizer_object=tok,
+        unk_token="[UNK]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        mask_token="[MASK]",
+        model_max_length=512,
+    )
     fast.save_pretrained(str(path))
     return len(vocab)
 
@@ -44,8 +144,15 @@ def _save_tokenizer(path: Path) -> int:
 def _config(vocab_size: int, **extra):
     from transformers import BertConfig
 
-    return BertConfig(vocab_size=vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                      intermediate_size=64, max_position_embeddings=512, **extra)
+    return BertConfig(
+        vocab_size=vocab_size,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=512,
+        **extra,
+    )
 
 
 def build_tiny_cross_encoder(path: Path, seed: int = 0) -> Path:
@@ -80,8 +187,9 @@ def build_tiny_embedder(path: Path, seed: int = 0) -> Path:
     (path / "modules.json").write_text(json.dumps(modules))
     (path / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": 128, "do_lower_case": False}))
     (path / "1_Pooling").mkdir(exist_ok=True)
-    (path / "1_Pooling" / "config.json").write_text(json.dumps({"word_embedding_dimension": 32,
-                                                               "pooling_mode_mean_tokens": True}))
+    (path / "1_Pooling" / "config.json").write_text(
+        json.dumps({"word_embedding_dimension": 32, "pooling_mode_mean_tokens": True})
+    )
     return path
 
 

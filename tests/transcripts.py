@@ -10,7 +10,10 @@ def claude_record(sid: str, i: int, text: str, cwd: str = "/home/u/proj", role: 
     role = role or ("user" if i % 2 == 0 else "assistant")
     content = text if role == "user" else [{"type": "text", "text": text}]
     return {
-        "type": role, "sessionId": sid, "cwd": cwd, "uuid": f"{sid}-u{i}",
+        "type": role,
+        "sessionId": sid,
+        "cwd": cwd,
+        "uuid": f"{sid}-u{i}",
         "parentUuid": f"{sid}-u{i - 1}" if i else None,
         "timestamp": f"2026-05-{1 + i % 28:02d}T10:{i % 60:02d}:00.000Z",
         "message": {"role": role, "content": content},
@@ -32,6 +35,29 @@ def append_claude_turn(path: Path, sid: str, i: int, text: str) -> None:
 
 
 def prose(seed: int, words: int) -> str:
-    vocab = ("parser streaming batch index memory recall session turn decision latency import bank "
-             "statement ledger flaky coupon fixture expiry checkout cache vector lexical fusion").split()
+    vocab = [
+        "parser",
+        "streaming",
+        "batch",
+        "index",
+        "memory",
+        "recall",
+        "session",
+        "turn",
+        "decision",
+        "latency",
+        "import",
+        "bank",
+        "statement",
+        "ledger",
+        "flaky",
+        "coupon",
+        "fixture",
+        "expiry",
+        "checkout",
+        "cache",
+        "vector",
+        "lexical",
+        "fusion",
+    ]
     return " ".join(vocab[(seed * 7 + k * 13) % len(vocab)] + ("." if k % 17 == 16 else "") for k in range(words))

@@ -31,8 +31,14 @@ def cmd_index(args) -> int:
     from funes.render_index import index_summary
 
     opts = index.Options(
-        path=args.path, harness=args.harness, no_thinking=args.no_thinking, limit=args.limit,
-        yes=args.yes, auto=args.auto, interactive=sys.stdin.isatty(), no_embed=args.no_embed,
+        path=args.path,
+        harness=args.harness,
+        no_thinking=args.no_thinking,
+        limit=args.limit,
+        yes=args.yes,
+        auto=args.auto,
+        interactive=sys.stdin.isatty(),
+        no_embed=args.no_embed,
     )
     show = _progress_printer()
     report = index.index(opts, progress=show)
@@ -46,8 +52,15 @@ def cmd_recall(args) -> int:
     from funes.commands.recall import recall
 
     result = recall(
-        " ".join(args.query), memory=args.memory, k=args.k, candidates=args.candidates, half_life=args.half_life,
-        recency_floor=args.recency_floor, neighbors=args.neighbors, block_type=args.type, harness=args.harness,
+        " ".join(args.query),
+        memory=args.memory,
+        k=args.k,
+        candidates=args.candidates,
+        half_life=args.half_life,
+        recency_floor=args.recency_floor,
+        neighbors=args.neighbors,
+        block_type=args.type,
+        harness=args.harness,
     )
     sys.stdout.write(render.recall_json(result) if args.json else render.recall_agent(result))
     return 0
@@ -95,8 +108,9 @@ def build_parser() -> argparse.ArgumentParser:
     ix.add_argument("--no-thinking", action="store_true", help="leave thinking blocks out")
     ix.add_argument("--limit", type=int, metavar="N", help="only the N most recent sessions per source")
     ix.add_argument("--yes", action="store_true", help="no time budget: store and embed everything now")
-    ix.add_argument("--auto", action="store_true",
-                    help="sweep every agent folder found (or the bundled samples when there is none)")
+    ix.add_argument(
+        "--auto", action="store_true", help="sweep every agent folder found (or the bundled samples when there is none)"
+    )
     ix.add_argument("--no-embed", action="store_true", help="store text only; vectors are backfilled later")
     ix.set_defaults(func=cmd_index)
 
@@ -104,10 +118,20 @@ def build_parser() -> argparse.ArgumentParser:
     rc.add_argument("query", nargs="*", help="what to recall, in free text")
     rc.add_argument("-k", "--k", type=int, default=8, help="number of hits (default 8)")
     rc.add_argument("--candidates", type=int, default=30, help="fused pool the reranker sees (default 30)")
-    rc.add_argument("--half-life", type=float, default=30.0, metavar="DAYS",
-                    help="recency half-life in days; <= 0 turns recency off (default 30)")
-    rc.add_argument("--recency-floor", type=float, default=0.98, metavar="F",
-                    help="share of its score the oldest hit keeps (default 0.98; 0 = the original's pure decay)")
+    rc.add_argument(
+        "--half-life",
+        type=float,
+        default=30.0,
+        metavar="DAYS",
+        help="recency half-life in days; <= 0 turns recency off (default 30)",
+    )
+    rc.add_argument(
+        "--recency-floor",
+        type=float,
+        default=0.98,
+        metavar="F",
+        help="share of its score the oldest hit keeps (default 0.98; 0 = the original's pure decay)",
+    )
     rc.add_argument("--neighbors", type=int, default=1, metavar="W", help="attach chunks within W seqs (default 1)")
     rc.add_argument("--type", choices=("text", "thinking", "tool_use", "tool_result"), help="only this block type")
     rc.add_argument("--harness", metavar=HARNESSES, help="only this agent's sessions")

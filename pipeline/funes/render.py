@@ -19,7 +19,7 @@ import shlex
 import textwrap
 import time
 from dataclasses import asdict
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 PREVIEW = 160
 _RESERVED = re.compile(r"^\\*(?:---$|  ~ )")
@@ -72,16 +72,33 @@ def recall_agent(result) -> str:
 
 
 def recall_json(result) -> str:
-    hits = [{
-        "ts": h.ts, "harness": h.harness, "workdir": h.workdir, "session_id": h.session_id,
-        "turn_uuid": h.turn_uuid, "block_type": h.block_type, "role": h.role, "seq": h.seq,
-        "score": round(h.score, 6), "text": h.text,
-        "get": "funes " + get_command(h.session_id, h.turn_uuid, result.label),
-        "neighbors": [{"role": n.role, "block_type": n.block_type, "seq": n.seq, "preview": preview(n.text)}
-                      for n in h.neighbors],
-    } for h in result.hits]
-    doc = {"memory": result.label, "query": result.query, "note": result.note, "reranker": result.reranker,
-           "hits": hits}
+    hits = [
+        {
+            "ts": h.ts,
+            "harness": h.harness,
+            "workdir": h.workdir,
+            "session_id": h.session_id,
+            "turn_uuid": h.turn_uuid,
+            "block_type": h.block_type,
+            "role": h.role,
+            "seq": h.seq,
+            "score": round(h.score, 6),
+            "text": h.text,
+            "get": "funes " + get_command(h.session_id, h.turn_uuid, result.label),
+            "neighbors": [
+                {"role": n.role, "block_type": n.block_type, "seq": n.seq, "preview": preview(n.text)}
+                for n in h.neighbors
+            ],
+        }
+        for h in result.hits
+    ]
+    doc = {
+        "memory": result.label,
+        "query": result.query,
+        "note": result.note,
+        "reranker": result.reranker,
+        "hits": hits,
+    }
     return json.dumps(doc, ensure_ascii=False, indent=1) + "\n"
 
 
@@ -136,7 +153,9 @@ def _scent(text: str, width: int) -> str:
         args = None
     if not isinstance(args, dict):
         return f"  {name} — {preview(payload, width - len(name) - 5)}"
-    gist = next((str(args[k]) for k in ("file_path", "path", "description", "pattern", "url", "query") if args.get(k)), "")
+    gist = next(
+        (str(args[k]) for k in ("file_path", "path", "description", "pattern", "url", "query") if args.get(k)), ""
+    )
     body = next((str(args[k]) for k in ("command", "cmd", "new_string", "content", "patch") if args.get(k)), "")
     head = f"  {name} — {preview(gist, width - len(name) - 5)}" if gist else f"  {name}"
     lines = body.split("\n")
@@ -158,7 +177,7 @@ def _highlighter(highlight: str, on: str, off: str):
         m = pattern.search(body)
         if not m:
             return body, False
-        return body[: m.start()] + on + m.group() + off + body[m.end():], True
+        return body[: m.start()] + on + m.group() + off + body[m.end() :], True
 
     return mark
 
@@ -176,8 +195,10 @@ def status_text(st) -> str:
     if st.by_type:
         lines.append("block types: " + ", ".join(f"{k} {v}" for k, v in st.by_type.items()))
     if st.pending_vectors:
-        lines.append(f"waiting for vectors: {st.pending_vectors} chunk{'s' if st.pending_vectors != 1 else ''} "
-                     "(found by keyword until `funes index` embeds them)")
+        lines.append(
+            f"waiting for vectors: {st.pending_vectors} chunk{'s' if st.pending_vectors != 1 else ''} "
+            "(found by keyword until `funes index` embeds them)"
+        )
     else:
         lines.append("waiting for vectors: 0")
     if st.last_indexed is not None:
@@ -197,8 +218,10 @@ def _freshness(ix: dict) -> str:
     text, vec = (ix["indexed"], ix["chunks"]), (ix["vectors_indexed"], ix["vectors"])
     if text[0] >= text[1] and vec[0] >= vec[1]:
         return f"up to date ({text[1]} chunks, {vec[1]} vectors)"
-    return (f"{text[0]} of {text[1]} chunks, {vec[0]} of {vec[1]} vectors indexed — "
-            "the rest become searchable at the next `funes index` (or recall)")
+    return (
+        f"{text[0]} of {text[1]} chunks, {vec[0]} of {vec[1]} vectors indexed — "
+        "the rest become searchable at the next `funes index` (or recall)"
+    )
 
 
 def status_json(st) -> str:
@@ -206,7 +229,7 @@ def status_json(st) -> str:
 
 
 def stamp(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def age(epoch: float, now: float | None = None) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 
 import pyarrow as pa
 
@@ -12,7 +12,7 @@ from funes import paths
 _SCALARS = {"string": pa.string(), "int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_()}
 
 
-@lru_cache(maxsize=None)
+@cache
 def spec(name: str) -> dict:
     return json.loads((paths.schemas_dir() / f"{name}.json").read_text(encoding="utf-8"))
 

@@ -96,7 +96,7 @@ def index(opts: Options, progress=lambda msg, transient=False: None) -> IndexRep
     started = time.monotonic()
     with ledger.writer_lock(paths.lock_file()):
         mem = Memory.resolve(None)
-        st, msg = mem.state()
+        st, _msg = mem.state()
         if st in (State.INCOMPATIBLE, State.UNREADABLE):
             mem.require()
         run = _Run(opts, mem, report, progress, started, budgeted and not opts.yes)

@@ -21,7 +21,11 @@ def _dataset(table: pa.Table):
 def _map(ds, fn, tag: str, batch_size: int, drop: bool = False):
     # an explicit fingerprint: hashing closures over models/scanners is slow and pointless here
     return ds.map(
-        fn, batched=True, batch_size=batch_size, keep_in_memory=True, new_fingerprint=tag,
+        fn,
+        batched=True,
+        batch_size=batch_size,
+        keep_in_memory=True,
+        new_fingerprint=tag,
         remove_columns=ds.column_names if drop else None,
     )
 

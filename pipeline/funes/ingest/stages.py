@@ -33,8 +33,22 @@ def split(batch: pa.Table) -> pa.Table:
     """Render each block, split it into <=1200-char pieces, and give each piece its coordinate id."""
     cols = {name: [] for name in schema.CHUNK_COLUMNS}
     rows = batch.select(
-        ["session_id", "workdir", "turn_uuid", "parent_uuid", "seq", "ts", "role", "block_type",
-         "tool_name", "source_path", "block_idx", "harness", "repo", "text"]
+        [
+            "session_id",
+            "workdir",
+            "turn_uuid",
+            "parent_uuid",
+            "seq",
+            "ts",
+            "role",
+            "block_type",
+            "tool_name",
+            "source_path",
+            "block_idx",
+            "harness",
+            "repo",
+            "text",
+        ]
     ).to_pylist()
     for r in rows:
         pieces = chunk.split(chunk.render(r["block_type"], r["text"], r["tool_name"]))
@@ -42,7 +56,20 @@ def split(batch: pa.Table) -> pa.Table:
             cols["id"].append(chunk.chunk_id(r["session_id"], r["turn_uuid"], r["block_idx"], split_idx))
             cols["text"].append(piece)
             cols["split_idx"].append(split_idx)
-            for name in ("session_id", "workdir", "turn_uuid", "parent_uuid", "seq", "ts", "role",
-                         "block_type", "tool_name", "source_path", "block_idx", "harness", "repo"):
+            for name in (
+                "session_id",
+                "workdir",
+                "turn_uuid",
+                "parent_uuid",
+                "seq",
+                "ts",
+                "role",
+                "block_type",
+                "tool_name",
+                "source_path",
+                "block_idx",
+                "harness",
+                "repo",
+            ):
                 cols[name].append(r[name])
     return pa.table(cols, schema=schema.arrow_schema("chunks"))

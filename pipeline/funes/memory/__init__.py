@@ -31,7 +31,7 @@ class Memory:
     default: bool = True  # the default local memory under FUNES_HOME
 
     @classmethod
-    def resolve(cls, spec: str | None = None) -> "Memory":
+    def resolve(cls, spec: str | None = None) -> Memory:
         """`local`/None -> $FUNES_HOME/memory; anything else is a local path (~ expanded)."""
         spec = (spec or "").strip()
         if spec in ("", "local"):
@@ -65,18 +65,18 @@ class Memory:
         want = models.embedder_id()
         if model and model != want:
             return State.INCOMPATIBLE, (
-                f"memory built with embedding model \"{model}\", not \"{want}\" — set FUNES_EMBED_MODEL={model}, "
+                f'memory built with embedding model "{model}", not "{want}" — set FUNES_EMBED_MODEL={model}, '
                 f"or move {self.path} aside and run `funes index` to rebuild it from your transcripts"
             )
         try:
             ds = lt.open_table(table)
-        except Exception as e:  # noqa: BLE001 - any Lance failure means unreadable, and we say which
+        except Exception as e:
             return State.UNREADABLE, f"memory at {self.path} cannot be read ({type(e).__name__}: {e})"
         if ds is None or ds.count_rows() == 0:
             return State.EMPTY, f"memory at {self.path} holds no chunks yet — run `funes index`"
         return State.READY, ""
 
-    def require(self) -> "Memory":
+    def require(self) -> Memory:
         """Raise the memory's own refusal unless it is ready to read."""
         st, msg = self.state()
         if st is State.READY:
@@ -128,11 +128,13 @@ class Memory:
         m = self.manifest()
         if m.get("embedding_model"):
             return
-        m.update({
-            "embedding_model": models.embedder_id(),
-            "dim": dim,
-            "schemas": {n: schema.version(n) for n in ("chunks", "vectors")},
-        })
+        m.update(
+            {
+                "embedding_model": models.embedder_id(),
+                "dim": dim,
+                "schemas": {n: schema.version(n) for n in ("chunks", "vectors")},
+            }
+        )
         self.path.mkdir(parents=True, exist_ok=True)
         tmp = self.path / (MANIFEST + ".tmp")
         tmp.write_text(json.dumps(m, indent=1), encoding="utf-8")
@@ -151,8 +153,11 @@ class Memory:
         meta = {"embedding_model": model_id, "dim": str(dim)}
         flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1))
         table = pa.table(
-            {"id": pa.array(ids, pa.string()), "row": pa.array(rows, pa.int64()),
-             "vector": pa.FixedSizeListArray.from_arrays(flat, dim)},
+            {
+                "id": pa.array(ids, pa.string()),
+                "row": pa.array(rows, pa.int64()),
+                "vector": pa.FixedSizeListArray.from_arrays(flat, dim),
+            },
             schema=schema.arrow_schema("vectors", dim=dim, metadata=meta),
         )
         lt.append(paths.vectors_table(self.path), table)

@@ -85,8 +85,7 @@ def build(token_lists: list[list[str]], start: int) -> Segment:
     terms = keys // n
     indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
     np.cumsum(np.bincount(terms, minlength=len(vocab)), out=indptr[1:])
-    return Segment(start, vocab, tf.astype(np.float32), (keys % n).astype(np.int32), indptr,
-                   lengths.astype(np.float32))
+    return Segment(start, vocab, tf.astype(np.float32), (keys % n).astype(np.int32), indptr, lengths.astype(np.float32))
 
 
 def merge(segments: list[Segment]) -> Segment:
@@ -129,14 +128,16 @@ def save(seg: Segment, folder: Path) -> None:
 
 def load(folder: Path, start: int) -> Segment:
     data, indices, indptr = (np.load(folder / f, mmap_mode="r") for f in _FILES)
-    vocab = HashVocab(np.load(folder / "vocab.hash.npy", mmap_mode="r"), np.load(folder / "vocab.ids.npy", mmap_mode="r"),
-                      folder)
+    vocab = HashVocab(
+        np.load(folder / "vocab.hash.npy", mmap_mode="r"), np.load(folder / "vocab.ids.npy", mmap_mode="r"), folder
+    )
     doclen = np.load(folder / "doclen.npy", mmap_mode="r")
     return Segment(start, vocab, data, indices, indptr, doclen)
 
 
-def search(segments: list[Segment], terms: list[str], limit: int,
-           allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def search(
+    segments: list[Segment], terms: list[str], limit: int, allowed: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Top `limit` chunk rows for the query terms (Lucene BM25 over the union of segments).
 
     `allowed` is a boolean mask over chunk rows (filters); rows beyond it are excluded. Returns

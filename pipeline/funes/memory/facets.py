@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -50,8 +50,10 @@ class Facets:
     def mask(self, block_type: str | None = None, harness: str | None = None) -> np.ndarray | None:
         """Rows allowed by the filters (None when there is no filter)."""
         out = None
-        for value, vocab, codes in ((block_type, self.block_types, self.block_type),
-                                    (harness, self.harnesses, self.harness)):
+        for value, vocab, codes in (
+            (block_type, self.block_types, self.block_type),
+            (harness, self.harnesses, self.harness),
+        ):
             if value is None:
                 continue
             m = codes == vocab.index(value) if value in vocab else np.zeros(self.rows, dtype=bool)
@@ -74,7 +76,7 @@ def epoch(ts: str | None) -> float:
     except ValueError:
         return math.nan
     if d.tzinfo is None:
-        d = d.replace(tzinfo=timezone.utc)
+        d = d.replace(tzinfo=UTC)
     return d.timestamp()
 
 
@@ -92,9 +94,15 @@ def load(folder: Path, rows: int, meta: dict) -> Facets:
     arrays = {}
     for name, dtype in FIELDS.items():
         path = folder / f"{name}.bin"
-        arrays[name] = (np.memmap(path, dtype=dtype, mode="r", shape=(rows,)) if rows else np.empty(0, dtype))
-    return Facets(rows=rows, block_types=list(meta.get("block_types", [])), harnesses=list(meta.get("harnesses", [])),
-                  folder=folder, n_sessions=int(meta.get("sessions", 0)), **arrays)
+        arrays[name] = np.memmap(path, dtype=dtype, mode="r", shape=(rows,)) if rows else np.empty(0, dtype)
+    return Facets(
+        rows=rows,
+        block_types=list(meta.get("block_types", [])),
+        harnesses=list(meta.get("harnesses", [])),
+        folder=folder,
+        n_sessions=int(meta.get("sessions", 0)),
+        **arrays,
+    )
 
 
 def append(folder: Path, rows: int, meta: dict, table) -> dict:
@@ -104,8 +112,12 @@ def append(folder: Path, rows: int, meta: dict, table) -> dict:
     Returns the updated facet metadata for the manifest.
     """
     folder.mkdir(parents=True, exist_ok=True)
-    meta = {"block_types": list(meta.get("block_types", [])), "harnesses": list(meta.get("harnesses", [])),
-            "sessions": int(meta.get("sessions", 0)), "sessions_bytes": int(meta.get("sessions_bytes", 0))}
+    meta = {
+        "block_types": list(meta.get("block_types", [])),
+        "harnesses": list(meta.get("harnesses", [])),
+        "sessions": int(meta.get("sessions", 0)),
+        "sessions_bytes": int(meta.get("sessions_bytes", 0)),
+    }
     known = {s: i for i, s in enumerate(read_sessions(folder, meta["sessions"]))} if meta["sessions"] else {}
     new_sessions: list[str] = []
 

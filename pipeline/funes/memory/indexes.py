@@ -60,10 +60,14 @@ def read_manifest(folder: Path) -> dict | None:
 
 def _empty_manifest(generation: int, counter: int) -> dict:
     return {
-        "format": FORMAT, "generation": generation, "counter": counter,
+        "format": FORMAT,
+        "generation": generation,
+        "counter": counter,
         "chunks": {"rows": 0, "version": None, "probes": {}},
         "vectors": {"rows": 0, "version": None, "probes": {}, "model": None, "dim": None},
-        "facets": {}, "bm25": [], "faiss": [],
+        "facets": {},
+        "bm25": [],
+        "faiss": [],
     }
 
 
@@ -79,10 +83,14 @@ def freshness(memory) -> dict:
     man = found or _empty_manifest(0, 0)
     return {
         "built": found is not None,
-        "chunks": memory.chunk_count(), "indexed": int(man["chunks"]["rows"]),
-        "vectors": memory.vector_count(), "vectors_indexed": int(man["vectors"]["rows"]),
-        "bm25_segments": len(man["bm25"]), "faiss_segments": len(man["faiss"]),
-        "faiss_kinds": [s["kind"] for s in man["faiss"]], "refreshed_at": man.get("refreshed_at"),
+        "chunks": memory.chunk_count(),
+        "indexed": int(man["chunks"]["rows"]),
+        "vectors": memory.vector_count(),
+        "vectors_indexed": int(man["vectors"]["rows"]),
+        "bm25_segments": len(man["bm25"]),
+        "faiss_segments": len(man["faiss"]),
+        "faiss_kinds": [s["kind"] for s in man["faiss"]],
+        "refreshed_at": man.get("refreshed_at"),
     }
 
 
@@ -139,9 +147,13 @@ def refresh(memory, progress=None) -> dict:
 
 
 def _summary(man: dict) -> dict:
-    return {"rows": man["chunks"]["rows"], "vector_rows": man["vectors"]["rows"],
-            "bm25_segments": len(man["bm25"]), "faiss_segments": len(man["faiss"]),
-            "faiss_kinds": [s["kind"] for s in man["faiss"]]}
+    return {
+        "rows": man["chunks"]["rows"],
+        "vector_rows": man["vectors"]["rows"],
+        "bm25_segments": len(man["bm25"]),
+        "faiss_segments": len(man["faiss"]),
+        "faiss_kinds": [s["kind"] for s in man["faiss"]],
+    }
 
 
 def _probe_positions(rows: int) -> list[int]:
@@ -224,8 +236,9 @@ def _merge_bm25(man: dict, folder: Path) -> int:
     seg = bm25.merge([bm25.load(folder / s["dir"], s["start"]) for s in run])
     name = _next_name(man, "bm25")
     bm25.save(seg, folder / name)
-    man["bm25"] = segs[:j] + [{"dir": name, "start": run[0]["start"], "end": run[-1]["end"],
-                               "tokens": sum(s["tokens"] for s in run)}]
+    man["bm25"] = segs[:j] + [
+        {"dir": name, "start": run[0]["start"], "end": run[-1]["end"], "tokens": sum(s["tokens"] for s in run)}
+    ]
     return 1
 
 
@@ -266,7 +279,9 @@ def _read_vectors(vectors, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _sweep(folder: Path, man: dict) -> None:
     """Delete segment files and facet generations the manifest no longer names."""
-    keep = {MANIFEST, f"facets.{man['generation']}"} | {s["dir"] for s in man["bm25"]} | {s["file"] for s in man["faiss"]}
+    keep = (
+        {MANIFEST, f"facets.{man['generation']}"} | {s["dir"] for s in man["bm25"]} | {s["file"] for s in man["faiss"]}
+    )
     for entry in folder.iterdir():
         if entry.name in keep or entry.name.endswith(".tmp"):
             continue

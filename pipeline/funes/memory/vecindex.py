@@ -93,8 +93,11 @@ def search(indexes: list, query: np.ndarray, limit: int, allowed: np.ndarray | N
         if params is None:
             scores, rows = index.search(q, min(limit, index.ntotal))
         else:
-            sp = (faiss.SearchParametersIVF(sel=params[0], nprobe=index.nprobe) if hasattr(index, "nprobe")
-                  else faiss.SearchParameters(sel=params[0]))
+            sp = (
+                faiss.SearchParametersIVF(sel=params[0], nprobe=index.nprobe)
+                if hasattr(index, "nprobe")
+                else faiss.SearchParameters(sel=params[0])
+            )
             scores, rows = index.search(q, min(limit, index.ntotal), params=sp)
         ok = rows[0] >= 0
         rows_out.append(rows[0][ok])

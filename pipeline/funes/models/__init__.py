@@ -26,6 +26,15 @@ def embedder_dim_hint() -> int | None:
 
 
 __all__ = [
-    "DEFAULT_EMBED_MODEL", "DEFAULT_RERANK_MODEL", "Embedder", "Reranker", "embedder_dim_hint", "embedder_id",
-    "load_embedder", "load_reranker", "reranker_id", "reranker_status", "verify_weights",
+    "DEFAULT_EMBED_MODEL",
+    "DEFAULT_RERANK_MODEL",
+    "Embedder",
+    "Reranker",
+    "embedder_dim_hint",
+    "embedder_id",
+    "load_embedder",
+    "load_reranker",
+    "reranker_id",
+    "reranker_status",
+    "verify_weights",
 ]

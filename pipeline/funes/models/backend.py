@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,8 +43,10 @@ def choose(kind: str, folder: Path, sha: str, want: str, label: str) -> Choice:
     meta = export.read_meta(export.export_dir(kind, sha))
     try:
         if meta is None or (int8 and "int8_gate" not in meta):
-            print(f"funes: exporting {label} to ONNX for fast CPU inference ({want}; once per model, ~10-30 s)…",
-                  file=sys.stderr, flush=True)
+            # a one-time notice on stderr (logging's last-resort handler prints the bare message)
+            log.warning(
+                "funes: exporting %s to ONNX for fast CPU inference (%s; once per model, ~10-30 s)…", label, want
+            )
             meta = export.artifacts(kind, folder, sha, int8=int8)
     except (export.ExportFailed, ImportError, OSError) as exc:
         log.warning("falling back to torch for %s: %s", label, exc)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from funes.models import backend as backends
 from funes.models import locate, weights
@@ -71,8 +72,16 @@ def _onnx(model_id: str, folder: Path, choice: backends.Choice, start: float) ->
 
     meta = choice.meta
     model = OnnxModel(choice.onnx_file, Path(meta["dir"]) / "tokenizer.json", meta["inputs"], meta["max_length"])
-    return Embedder(model_id, meta["dim"], choice.backend, folder, meta["max_length"],
-                    time.perf_counter() - start, choice.note, model.run)
+    return Embedder(
+        model_id,
+        meta["dim"],
+        choice.backend,
+        folder,
+        meta["max_length"],
+        time.perf_counter() - start,
+        choice.note,
+        model.run,
+    )
 
 
 def _torch(model_id: str, folder: Path, note: str, start: float) -> Embedder:
@@ -86,8 +95,9 @@ def _torch(model_id: str, folder: Path, note: str, start: float) -> Embedder:
     st = SentenceTransformer(str(folder), device="cpu", local_files_only=True)
 
     def encode(texts: list[str], batch_size: int) -> np.ndarray:
-        return st.encode(texts, batch_size=batch_size, convert_to_numpy=True, normalize_embeddings=True,
-                         show_progress_bar=False)
+        return st.encode(
+            texts, batch_size=batch_size, convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False
+        )
 
     dim = int(encode(["dimension probe"], 1).shape[1])
     return Embedder(model_id, dim, "torch", folder, int(st.max_seq_length), time.perf_counter() - start, note, encode)

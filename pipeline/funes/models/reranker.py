@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from funes.errors import FunesError
 from funes.models import backend as backends
@@ -77,8 +78,15 @@ def _load(model_id: str, folder: Path, want: str, length: int) -> Reranker:
         try:
             meta = choice.meta
             model = OnnxModel(choice.onnx_file, Path(meta["dir"]) / "tokenizer.json", meta["inputs"], length)
-            return Reranker(model_id, choice.backend, folder, length, time.perf_counter() - start, choice.note,
-                            lambda pairs, bs: model.run(pairs, bs)[:, 0])
+            return Reranker(
+                model_id,
+                choice.backend,
+                folder,
+                length,
+                time.perf_counter() - start,
+                choice.note,
+                lambda pairs, bs: model.run(pairs, bs)[:, 0],
+            )
         except Exception as exc:
             backends.log.warning("ONNX Runtime failed for %s, using torch: %s", model_id, exc)
             choice = backends.Choice("torch", None, None, f"ONNX Runtime failed ({exc})")
@@ -96,8 +104,13 @@ def _torch(model_id: str, folder: Path, length: int, note: str, start: float) ->
     ce = CrossEncoder(str(folder), device="cpu", max_length=length, local_files_only=True)
 
     def score(pairs: list[tuple[str, str]], batch_size: int) -> np.ndarray:
-        return ce.predict(pairs, batch_size=batch_size, activation_fn=torch.nn.Identity(), convert_to_numpy=True,
-                          show_progress_bar=False)
+        return ce.predict(
+            pairs,
+            batch_size=batch_size,
+            activation_fn=torch.nn.Identity(),
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
 
     return Reranker(model_id, "torch", folder, length, time.perf_counter() - start, note, score)
 
@@ -114,11 +127,15 @@ def reranker_status() -> tuple[str | None, str]:
         return None, f"none: {mid} failed to load ({_BROKEN[mid]}); recall uses the fused order"
     folder = Path(mid) if not locate.is_hf_id(mid) else locate.cached_snapshot(mid)
     if folder is None:
-        return None, (f"none: {mid} is not in the HF cache ({locate.hf_cache_dir()}); recall uses the fused "
-                      f"order — run `hf download {mid}` to enable")
+        return None, (
+            f"none: {mid} is not in the HF cache ({locate.hf_cache_dir()}); recall uses the fused "
+            f"order — run `hf download {mid}` to enable"
+        )
     if not (folder / "config.json").is_file():
-        return None, (f"none: {mid} is not a model folder; recall uses the fused order — point "
-                      "FUNES_RERANK_MODEL at a saved cross-encoder")
+        return None, (
+            f"none: {mid} is not a model folder; recall uses the fused order — point "
+            "FUNES_RERANK_MODEL at a saved cross-encoder"
+        )
     return mid, f"{mid} ({_expected_backend(folder)})"
 
 

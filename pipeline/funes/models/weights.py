@@ -27,8 +27,10 @@ def weights_file(model_dir: Path) -> Path:
     for name in WEIGHT_FILES:
         if (model_dir / name).is_file():
             return model_dir / name
-    raise FunesError(f"no weights in {model_dir} (expected one of {', '.join(WEIGHT_FILES)})",
-                     hint="reinstall or re-download the model")
+    raise FunesError(
+        f"no weights in {model_dir} (expected one of {', '.join(WEIGHT_FILES)})",
+        hint="reinstall or re-download the model",
+    )
 
 
 def sha256_file(path: Path) -> str:

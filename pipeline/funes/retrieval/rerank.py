@@ -37,13 +37,16 @@ def relevance(reranker, query: str, passages: list[str], batch: int = RERANK_BAT
     """sigmoid of the cross-encoder logits, batched."""
     if not passages:
         return np.empty(0, dtype=np.float64)
-    logits = [np.asarray(reranker.score(query, [truncate(p) for p in passages[i : i + batch]]), dtype=np.float64)
-              for i in range(0, len(passages), batch)]
+    logits = [
+        np.asarray(reranker.score(query, [truncate(p) for p in passages[i : i + batch]]), dtype=np.float64)
+        for i in range(0, len(passages), batch)
+    ]
     return 1.0 / (1.0 + np.exp(-np.concatenate(logits)))
 
 
-def recency(ts_epoch: np.ndarray, half_life: float = HALF_LIFE_DAYS, floor: float = RECENCY_FLOOR,
-            now: float | None = None) -> np.ndarray:
+def recency(
+    ts_epoch: np.ndarray, half_life: float = HALF_LIFE_DAYS, floor: float = RECENCY_FLOOR, now: float | None = None
+) -> np.ndarray:
     """Multiplier per row in [floor, 1]; 1.0 when disabled or the timestamp is unknown."""
     ts = np.asarray(ts_epoch, dtype=np.float64)
     if half_life is None or half_life <= 0 or not len(ts):

@@ -29,7 +29,7 @@ HIT_COLUMNS = ["id", "text", "session_id", "workdir", "turn_uuid", "ts", "block_
 HARNESSES = {"claude": "claude_code", "claude_code": "claude_code", "codex": "codex", "pi": "pi", "hermes": "hermes"}
 BLOCK_TYPES = ("text", "thinking", "tool_use", "tool_result")
 _MODELS: dict[str, object] = {}
-_RETRIEVERS: dict[str, "Retriever"] = {}
+_RETRIEVERS: dict[str, Retriever] = {}
 
 
 def normalize_harness(value: str | None) -> str | None:
@@ -57,7 +57,7 @@ def shared_reranker():
     return _MODELS["reranker"]
 
 
-def cached(spec: str | None = None) -> "Retriever":
+def cached(spec: str | None = None) -> Retriever:
     """This process's Retriever for a memory spec (the memory's state is checked on every call)."""
     memory = Memory.resolve(spec).require()
     key = f"{memory.path}|{memory.default}"
@@ -80,7 +80,7 @@ class Retriever:
         self._seen: tuple | None = None  # table + manifest stamps at the last staleness check
 
     @classmethod
-    def open(cls, spec: str | None = None, **kw) -> "Retriever":
+    def open(cls, spec: str | None = None, **kw) -> Retriever:
         """The Retriever of a memory spec (`local`, None or a path); raises the memory's refusal."""
         return cls(Memory.resolve(spec).require(), **kw)
 
@@ -116,8 +116,11 @@ class Retriever:
 
     def _stale(self) -> bool:
         """Rows stored but not indexed? Tables are reopened only when a commit touched them (a stat)."""
-        stamp = (indexes.table_stamp(paths.chunks_table(self.memory.path)),
-                 indexes.table_stamp(paths.vectors_table(self.memory.path)), self._ix.stamp if self._ix else None)
+        stamp = (
+            indexes.table_stamp(paths.chunks_table(self.memory.path)),
+            indexes.table_stamp(paths.vectors_table(self.memory.path)),
+            self._ix.stamp if self._ix else None,
+        )
         if stamp == self._seen:
             return False
         self._seen = stamp
@@ -142,12 +145,22 @@ class Retriever:
 
     # ---- recall ------------------------------------------------------------------------------
 
-    def recall(self, query: str, *, k: int = 8, candidates: int = 30, half_life: float = rerank.HALF_LIFE_DAYS,
-               recency_floor: float = rerank.RECENCY_FLOOR, neighbors: int = 1, block_type: str | None = None,
-               harness: str | None = None, now: float | None = None) -> RecallResult:
+    def recall(
+        self,
+        query: str,
+        *,
+        k: int = 8,
+        candidates: int = 30,
+        half_life: float = rerank.HALF_LIFE_DAYS,
+        recency_floor: float = rerank.RECENCY_FLOOR,
+        neighbors: int = 1,
+        block_type: str | None = None,
+        harness: str | None = None,
+        now: float | None = None,
+    ) -> RecallResult:
         query = " ".join((query or "").split())
         if not query:
-            raise UsageError("empty query — say what to recall, e.g. funes recall \"why did we switch parsers\"")
+            raise UsageError('empty query — say what to recall, e.g. funes recall "why did we switch parsers"')
         if block_type is not None and block_type not in BLOCK_TYPES:
             raise UsageError(f'unknown block type "{block_type}" (expected {", ".join(BLOCK_TYPES)})')
         harness = normalize_harness(harness)
@@ -209,8 +222,17 @@ class Retriever:
             picked = lt.take(self.chunks(), rows[order], HIT_COLUMNS).to_pylist()
             table = dict(zip(order, picked))
             clock.lap("fetch")
-        return [Hit(row=fused[i].row, score=float(score[i]), relevance=float(rel[i]), recency=float(rec[i]),
-                    ranks=dict(fused[i].ranks), **{c: table[i][c] for c in HIT_COLUMNS}) for i in order]
+        return [
+            Hit(
+                row=fused[i].row,
+                score=float(score[i]),
+                relevance=float(rel[i]),
+                recency=float(rec[i]),
+                ranks=dict(fused[i].ranks),
+                **{c: table[i][c] for c in HIT_COLUMNS},
+            )
+            for i in order
+        ]
 
     # ---- get ---------------------------------------------------------------------------------
 
@@ -221,8 +243,10 @@ class Retriever:
         table = context.session_rows(ds, ix.facets if ix else None, ix.rows if ix else 0, session_id)
         turns = context.turn_window(table, turn_uuid, max(window, 0))
         if turns is None:
-            raise FunesError(f"turn {turn_uuid} not found in session {session_id}",
-                             "copy both ids from a recall hit's `→ get` line, with its --memory")
+            raise FunesError(
+                f"turn {turn_uuid} not found in session {session_id}",
+                "copy both ids from a recall hit's `→ get` line, with its --memory",
+            )
         return GetResult(session_id, turn_uuid, self.label, window, turns)
 
 

@@ -29,8 +29,8 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from funes.scan import detectsecrets, kingfisher, rules
 from funes.scan.kingfisher import binary as _kingfisher_binary
@@ -51,9 +51,19 @@ class Finding:
     end: int
 
 
-_GENERIC_RANK = {"URLPassword": 1, "JWT": 1, "PrivateKey": 0, "Bearer": 2, "BasicAuth": 2,
-                 "AuthHeader": 2, "URLToken": 3, "EnvAssignment": 3, "Password": 3, "Secret": 3,
-                 "APIKey": 2}
+_GENERIC_RANK = {
+    "URLPassword": 1,
+    "JWT": 1,
+    "PrivateKey": 0,
+    "Bearer": 2,
+    "BasicAuth": 2,
+    "AuthHeader": 2,
+    "URLToken": 3,
+    "EnvAssignment": 3,
+    "Password": 3,
+    "Secret": 3,
+    "APIKey": 2,
+}
 _MARKER = re.compile(r"\[REDACTED:[A-Za-z0-9_.+-]{1,40}\]")
 _SEP = "\n\x00\n"  # no rule matches across it (no token charset holds NUL; lines end at it)
 
@@ -103,7 +113,8 @@ def _in_process(texts: list[str], use_rules: bool, use_ds: bool) -> list[tuple[i
     low = lower(big)
     lines = word_windows(big, low)
     found = (rules.findings(big, low, lines) if use_rules else []) + (
-        detectsecrets.findings(big, low, lines) if use_ds else [])
+        detectsecrets.findings(big, low, lines) if use_ds else []
+    )
     out = []
     for kind, s, e in found:
         j = bisect.bisect_right(starts, s) - 1

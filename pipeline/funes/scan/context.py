@@ -11,8 +11,15 @@ from funes.scan.names import secret_name
 from funes.scan.values import CODE_REF, IDENT, entropy, password_like, placeholder, random_enough, spaced
 
 _QUERY = re.compile(r"[?&;](?P<name>[A-Za-z_][A-Za-z0-9_.\-]{0,40})=(?P<v>[^&#;\s\"'<>`\\]{4,})")
-_QUERY_SECRETS = {"sig", "signature", "x-amz-signature", "x-amz-security-token", "x-goog-signature",
-                  "x-goog-credential", "code_verifier"}
+_QUERY_SECRETS = {
+    "sig",
+    "signature",
+    "x-amz-signature",
+    "x-amz-security-token",
+    "x-goog-signature",
+    "x-goog-credential",
+    "code_verifier",
+}
 _BEARER = re.compile(r"(?i)\b(?P<scheme>bearer|token)\s+(?P<v>[A-Za-z0-9._~+/\-]{16,}=*)")
 _AUTH_HEADER = re.compile(
     r"(?i)\b(?:proxy-)?authorization\s*[\"']?\s*[:=]\s*[\"']?(?P<scheme>basic|digest|bearer|token|"
@@ -25,7 +32,9 @@ _CLI_FLAG = re.compile(
     r"(?P<v>\"(?:[^\"\\\n]|\\.){4,}\"|'[^'\n]{4,}'|[^\s\"'`|;&<>\\]{4,})"
 )
 _XML = re.compile(r"<(?P<name>[A-Za-z_][\w.\-:]{0,63})(?:\s[^<>]{0,200})?>(?P<v>[^<>\n]{4,200})</(?P=name)>")
-_XML_ATTR = re.compile(r"(?i)(?:key|name)\s*=\s*[\"'](?P<name>[^\"'<>]{1,64})[\"']\s+value\s*=\s*[\"'](?P<v>[^\"'<>]{4,})[\"']")
+_XML_ATTR = re.compile(
+    r"(?i)(?:key|name)\s*=\s*[\"'](?P<name>[^\"'<>]{1,64})[\"']\s+value\s*=\s*[\"'](?P<v>[^\"'<>]{4,})[\"']"
+)
 _CALL_PAIR = re.compile(  # define('DB_PASSWORD', 'x'), os.Setenv("API_KEY", "x")
     r"\(\s*(?P<q>[\"'])(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{0,63})(?P=q)\s*,\s*"
     r"(?P<v>\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*')"
@@ -48,15 +57,35 @@ _BARE_KEY = re.compile(
     r"(?<![A-Za-z0-9_$.\-])(?P<export>(?:export|set|setx|declare|local|readonly|ENV)\s+|\$env:)?"
     r"(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{0,63})(?P<sp>[ \t]*)(?P<op>:=|=>|={1,3}|:|\+=)[ \t]*" + _VALUE
 )
-_TYPE_WORDS = {"str", "string", "int", "bool", "bytes", "none", "optional", "any", "object",
-               "secretstr", "number", "text", "char", "varchar", "uuid", "boolean"}
+_TYPE_WORDS = {
+    "str",
+    "string",
+    "int",
+    "bool",
+    "bytes",
+    "none",
+    "optional",
+    "any",
+    "object",
+    "secretstr",
+    "number",
+    "text",
+    "char",
+    "varchar",
+    "uuid",
+    "boolean",
+}
 _ENVNAME = re.compile(r"[A-Z][A-Z0-9_]*")
 
 
 def window_findings(text: str, ls: int, le: int, low: str) -> list[tuple[str, int, int]]:
     """The context rules, on one secret-ish window text[ls:le]."""
-    return (_header_findings(text, ls, le) + _flag_findings(text, ls, le)
-            + _assignment_findings(text, ls, le) + _config_findings(text, ls, le, low))
+    return (
+        _header_findings(text, ls, le)
+        + _flag_findings(text, ls, le)
+        + _assignment_findings(text, ls, le)
+        + _config_findings(text, ls, le, low)
+    )
 
 
 def _header_findings(text: str, ls: int, le: int) -> list[tuple[str, int, int]]:

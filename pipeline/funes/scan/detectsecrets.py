@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from funes.scan.names import secret_name
 from funes.scan.rules import pem_spans
@@ -13,15 +13,30 @@ from funes.scan.values import dummy, placeholder, spaced
 from funes.scan.windows import hit_windows, lower, occurrences, word_windows
 
 _KINDS = {
-    "AWS Access Key": "AWS", "Artifactory Credentials": "Artifactory",
-    "Azure Storage Account access key": "Azure", "Basic Auth Credentials": "URLPassword",
-    "Cloudant Credentials": "Cloudant", "Discord Bot Token": "Discord", "GitHub Token": "GitHub",
-    "GitLab Token": "GitLab", "IBM Cloud IAM Key": "IBM", "IBM COS HMAC Credentials": "IBM",
-    "JSON Web Token": "JWT", "Mailchimp Access Key": "Mailchimp", "NPM tokens": "npm",
-    "OpenAI Token": "OpenAI", "Private Key": "PrivateKey", "PyPI upload token": "PyPI",
-    "SendGrid API Key": "SendGrid", "Slack Token": "Slack", "SoftLayer Credentials": "SoftLayer",
-    "Square OAuth Secret": "Square", "Stripe Access Key": "Stripe",
-    "Telegram Bot Token": "Telegram", "Twilio API Key": "Twilio", "Secret Keyword": "Secret",
+    "AWS Access Key": "AWS",
+    "Artifactory Credentials": "Artifactory",
+    "Azure Storage Account access key": "Azure",
+    "Basic Auth Credentials": "URLPassword",
+    "Cloudant Credentials": "Cloudant",
+    "Discord Bot Token": "Discord",
+    "GitHub Token": "GitHub",
+    "GitLab Token": "GitLab",
+    "IBM Cloud IAM Key": "IBM",
+    "IBM COS HMAC Credentials": "IBM",
+    "JSON Web Token": "JWT",
+    "Mailchimp Access Key": "Mailchimp",
+    "NPM tokens": "npm",
+    "OpenAI Token": "OpenAI",
+    "Private Key": "PrivateKey",
+    "PyPI upload token": "PyPI",
+    "SendGrid API Key": "SendGrid",
+    "Slack Token": "Slack",
+    "SoftLayer Credentials": "SoftLayer",
+    "Square OAuth Secret": "Square",
+    "Stripe Access Key": "Stripe",
+    "Telegram Bot Token": "Telegram",
+    "Twilio API Key": "Twilio",
+    "Secret Keyword": "Secret",
 }
 # IPPublicDetector (addresses are not secrets) and the high-entropy string plugins (git SHAs,
 # ids and hashes flood transcripts; see SECURITY.md for the measurement) are not used.
@@ -41,17 +56,25 @@ class _InWindows:
 _GATES = {
     "AWSKeyDetector": ("akia", "asia", "abia", "acca", "a3t", "aws"),
     "ArtifactoryDetector": re.compile(r"AKC|AP[0-9A-F]"),
-    "AzureStorageKeyDetector": ("accountkey=",), "BasicAuthDetector": ("://",),
+    "AzureStorageKeyDetector": ("accountkey=",),
+    "BasicAuthDetector": ("://",),
     "CloudantDetector": _InWindows(r"cl(?:oudant|ou)?[_-]?(?:api)?(?:key|pw|pass|token)|cloudant\.com"),
     "IbmCloudIamDetector": _InWindows(r"(?:key|pwd|pass|token)[\"'\]]? *(?:=|:|=>| ) *[\"']?[a-z0-9_\-]{44}"),
     "IbmCosHmacDetector": _InWindows(r"secret[-_]?(?:access)?[-_]?key"),
     "SoftlayerDetector": _InWindows(r"(?:softlayer|sl)[_-]?(?:api)?(?:key|pw|pass|token)|softlayer\.com"),
     "GitHubTokenDetector": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
-    "GitLabTokenDetector": ("glpat-", "gldt-", "glft-", "glsoat-", "glrt-"), "JwtTokenDetector": ("eyj",),
-    "MailchimpDetector": re.compile(r"-us[0-9]"), "NpmDetector": (":_authtoken",), "OpenAIDetector": ("t3blbkfj",),
-    "PrivateKeyDetector": None, "PypiTokenDetector": ("pypi-",),
-    "SendGridDetector": ("sg.",), "SlackDetector": ("xox", "hooks.slack"), "SquareOAuthDetector": ("sq0csp-",),
-    "StripeDetector": ("k_live_",), "TelegramBotTokenDetector": re.compile(r":[0-9A-Za-z_-]{35}"),
+    "GitLabTokenDetector": ("glpat-", "gldt-", "glft-", "glsoat-", "glrt-"),
+    "JwtTokenDetector": ("eyj",),
+    "MailchimpDetector": re.compile(r"-us[0-9]"),
+    "NpmDetector": (":_authtoken",),
+    "OpenAIDetector": ("t3blbkfj",),
+    "PrivateKeyDetector": None,
+    "PypiTokenDetector": ("pypi-",),
+    "SendGridDetector": ("sg.",),
+    "SlackDetector": ("xox", "hooks.slack"),
+    "SquareOAuthDetector": ("sq0csp-",),
+    "StripeDetector": ("k_live_",),
+    "TelegramBotTokenDetector": re.compile(r":[0-9A-Za-z_-]{35}"),
 }
 
 
@@ -73,9 +96,13 @@ def _filtered(secret: str, line: str) -> bool:
     from detect_secrets.filters import heuristic as h
 
     return (
-        h.is_sequential_string(secret) or h.is_potential_uuid(secret) or h.is_templated_secret(secret)
-        or h.is_prefixed_with_dollar_sign(secret) or h.is_indirect_reference(line)
-        or h.is_likely_id_string(secret, line) or h.is_not_alphanumeric_string(secret)
+        h.is_sequential_string(secret)
+        or h.is_potential_uuid(secret)
+        or h.is_templated_secret(secret)
+        or h.is_prefixed_with_dollar_sign(secret)
+        or h.is_indirect_reference(line)
+        or h.is_likely_id_string(secret, line)
+        or h.is_not_alphanumeric_string(secret)
     )
 
 
@@ -111,8 +138,9 @@ def _keyword_findings(text: str, lines: list, keyword, trigger: re.Pattern) -> l
             for value in set(keyword.analyze_string(line)):
                 if not value or placeholder(value) or spaced(value, "Secret") or _filtered(value, line):
                     continue
-                out.extend(("Secret", ls + s, ls + s + len(value)) for s in occurrences(line, value)
-                           if _named_secret(line, s))
+                out.extend(
+                    ("Secret", ls + s, ls + s + len(value)) for s in occurrences(line, value) if _named_secret(line, s)
+                )
     return out
 
 

@@ -24,17 +24,47 @@ from funes.scan.views import B64RUN, decode_b64
 from funes.scan.windows import occurrences
 
 _KINDS = {
-    "aws": "AWS", "gcp": "GCP", "google": "Google", "azure": "Azure", "github": "GitHub",
-    "gitlab": "GitLab", "slack": "Slack", "stripe": "Stripe", "openai": "OpenAI",
-    "anthropic": "Anthropic", "huggingface": "HuggingFace", "npm": "npm", "pypi": "PyPI",
-    "twilio": "Twilio", "sendgrid": "SendGrid", "telegram": "Telegram", "jwt": "JWT",
-    "private-key": "PrivateKey", "generic-credential-uri": "URLPassword",
-    "mongodb-connection-string": "URLPassword", "curl-auth-header": "Bearer",
-    "curl-auth-user": "BasicAuth", "digitalocean": "DigitalOcean", "grokxai": "xAI", "xai": "xAI",
-    "hcp": "HashiCorp", "hashicorp": "HashiCorp", "vault": "Vault", "kubernetes": "Kubernetes",
-    "cloudflare": "Cloudflare", "discord": "Discord", "mailchimp": "Mailchimp", "shopify": "Shopify",
-    "databricks": "Databricks", "datadog": "Datadog", "docker": "Docker", "heroku": "Heroku",
-    "openrouter": "OpenRouter", "postman": "Postman", "sentry": "Sentry", "square": "Square",
+    "aws": "AWS",
+    "gcp": "GCP",
+    "google": "Google",
+    "azure": "Azure",
+    "github": "GitHub",
+    "gitlab": "GitLab",
+    "slack": "Slack",
+    "stripe": "Stripe",
+    "openai": "OpenAI",
+    "anthropic": "Anthropic",
+    "huggingface": "HuggingFace",
+    "npm": "npm",
+    "pypi": "PyPI",
+    "twilio": "Twilio",
+    "sendgrid": "SendGrid",
+    "telegram": "Telegram",
+    "jwt": "JWT",
+    "private-key": "PrivateKey",
+    "generic-credential-uri": "URLPassword",
+    "mongodb-connection-string": "URLPassword",
+    "curl-auth-header": "Bearer",
+    "curl-auth-user": "BasicAuth",
+    "digitalocean": "DigitalOcean",
+    "grokxai": "xAI",
+    "xai": "xAI",
+    "hcp": "HashiCorp",
+    "hashicorp": "HashiCorp",
+    "vault": "Vault",
+    "kubernetes": "Kubernetes",
+    "cloudflare": "Cloudflare",
+    "discord": "Discord",
+    "mailchimp": "Mailchimp",
+    "shopify": "Shopify",
+    "databricks": "Databricks",
+    "datadog": "Datadog",
+    "docker": "Docker",
+    "heroku": "Heroku",
+    "openrouter": "OpenRouter",
+    "postman": "Postman",
+    "sentry": "Sentry",
+    "square": "Square",
 }
 _CONTAINERS = {"gcp-service-account": re.compile(r'"private_key(?:_id)?"\s*:\s*"((?:[^"\\]|\\.)+)"')}
 
@@ -118,11 +148,11 @@ class Job:
         for t in self.safe:
             self.first_lines.append(line)
             line += t.count("\n") + 1
-        cmd = [path, "scan", "-", "--no-validate", "--no-update-check", "--format", "jsonl",
-               "--quiet", "--no-dedup"]
+        cmd = [path, "scan", "-", "--no-validate", "--no-update-check", "--format", "jsonl", "--quiet", "--no-dedup"]
         try:
-            self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=subprocess.PIPE, env=_env())
+            self.proc = subprocess.Popen(
+                cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env()
+            )
         except OSError as e:
             raise FunesError(f"kingfisher could not be run ({e.strerror or type(e).__name__})", _HINT) from None
         self.result: tuple[bytes, bytes] | None = None
@@ -191,7 +221,12 @@ class Job:
             if "rule" in rec:
                 f, rule = rec.get("finding"), rec.get("rule")
                 ok = isinstance(f, dict) and isinstance(rule, dict) and isinstance(rule.get("id"), str)
-                if not ok or not isinstance(f.get("line"), int) or f["line"] < 1 or not isinstance(f.get("snippet"), str):
+                if (
+                    not ok
+                    or not isinstance(f.get("line"), int)
+                    or f["line"] < 1
+                    or not isinstance(f.get("snippet"), str)
+                ):
                     raise FunesError(f"kingfisher finding record {n} is malformed", _HINT)
                 records.append(rec)
         return records
@@ -231,6 +266,9 @@ def _locate(text: str, f: dict, line_no: int, rule_id: str) -> tuple[list[tuple[
 
 def _dependents(text: str, f: dict) -> list[tuple[int, int]]:
     """Values Kingfisher matched alongside (the AWS secret key next to its key id)."""
-    return [(k, k + len(v)) for v in (f.get("dependent_captures") or {}).values()
-            if isinstance(v, str) and len(v) >= 8 for k in occurrences(text, v)]
-
+    return [
+        (k, k + len(v))
+        for v in (f.get("dependent_captures") or {}).values()
+        if isinstance(v, str) and len(v) >= 8
+        for k in occurrences(text, v)
+    ]

@@ -8,7 +8,7 @@ They cover what Kingfisher and detect-secrets miss or pin too narrowly: `hf_` wi
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from funes.scan.context import window_findings
 from funes.scan.values import placeholder, token_ok
@@ -73,7 +73,9 @@ TOKEN_RULES: list[tuple[str, str, str | None]] = [  # (kind, regex, digits/conte
     ("Azure", r"SharedAccessKey=([A-Za-z0-9+/]{40,50}={0,2})", None),
 ]
 _TOKEN_RE = [(k, re.compile(p), re.compile(b) if b else None) for k, p, b in TOKEN_RULES]
-_AWS_SECRET = re.compile(r"(?i)aws.{0,20}?(?:secret|session).{0,20}?(?:=|:|=>|\s)\s*[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])")
+_AWS_SECRET = re.compile(
+    r"(?i)aws.{0,20}?(?:secret|session).{0,20}?(?:=|:|=>|\s)\s*[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
+)
 
 _PEM_BEGIN = re.compile(r"-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 _PEM_END = re.compile(r"-----END[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----")

@@ -10,14 +10,85 @@ from __future__ import annotations
 import math
 import re
 
-_PLACEHOLDER_WORDS = set(
-    """password passwd pass pwd secret secrets token tokens key apikey api_key none null nil
-    undefined true false yes no on off changeme change_me changeit example sample test testing
-    dummy fake placeholder redacted hidden masked required optional string str int integer bool
-    boolean number float any object bytes text value default empty todo tbd fixme secretstr
-    unknown admin root user username guest demo foo bar baz foobar qwerty letmein mysecret
-    mypassword yourpassword secretkey secret_key password123 hunter hidden_value env""".split()
-)
+_PLACEHOLDER_WORDS = {
+    "password",
+    "passwd",
+    "pass",
+    "pwd",
+    "secret",
+    "secrets",
+    "token",
+    "tokens",
+    "key",
+    "apikey",
+    "api_key",
+    "none",
+    "null",
+    "nil",
+    "undefined",
+    "true",
+    "false",
+    "yes",
+    "no",
+    "on",
+    "off",
+    "changeme",
+    "change_me",
+    "changeit",
+    "example",
+    "sample",
+    "test",
+    "testing",
+    "dummy",
+    "fake",
+    "placeholder",
+    "redacted",
+    "hidden",
+    "masked",
+    "required",
+    "optional",
+    "string",
+    "str",
+    "int",
+    "integer",
+    "bool",
+    "boolean",
+    "number",
+    "float",
+    "any",
+    "object",
+    "bytes",
+    "text",
+    "value",
+    "default",
+    "empty",
+    "todo",
+    "tbd",
+    "fixme",
+    "secretstr",
+    "unknown",
+    "admin",
+    "root",
+    "user",
+    "username",
+    "guest",
+    "demo",
+    "foo",
+    "bar",
+    "baz",
+    "foobar",
+    "qwerty",
+    "letmein",
+    "mysecret",
+    "mypassword",
+    "yourpassword",
+    "secretkey",
+    "secret_key",
+    "password123",
+    "hunter",
+    "hidden_value",
+    "env",
+}
 _PLACEHOLDER = re.compile(
     r"(?i)x{4,}|\*{3,}|\.{3}|…|•{2}|<[^>]*>|\{\{|\}\}|\$\{|\$\(|%\(|%[sd]\b|\byour[\s_-]|"
     r"[_-]here\b|change[_-]?me|placeholder|redacted|example|dummy|replace[_-]?(?:me|with|this)|"
@@ -60,12 +131,7 @@ def placeholder(v: str) -> bool:
 
 def random_enough(v: str, min_len: int = 16) -> bool:
     """Looks machine-generated: long, letters and digits mixed, high per-char entropy."""
-    return (
-        len(v) >= min_len
-        and any(c.isdigit() for c in v)
-        and any(c.isalpha() for c in v)
-        and entropy(v) >= 3.2
-    )
+    return len(v) >= min_len and any(c.isdigit() for c in v) and any(c.isalpha() for c in v) and entropy(v) >= 3.2
 
 
 _DUMMY_TOKEN = re.compile(
@@ -98,6 +164,11 @@ _DOTTED = re.compile(r"[\w?!]+(?:(?:\.|\?\.|::|->)[\w?!]+)+")  # options?.apiKey
 def password_like(v: str) -> bool:
     """A free-text value that looks typed as a password: digits or symbols, not code or a path."""
     v = v.rstrip(".,;:!?)")
-    return (len(v) >= 6 and v[0] not in "/#" and (any(c.isdigit() for c in v) or not v.isalnum()) and not _CODEISH.search(v)
-            and not _DOTTED.fullmatch(v) and not placeholder(v))
-
+    return (
+        len(v) >= 6
+        and v[0] not in "/#"
+        and (any(c.isdigit() for c in v) or not v.isalnum())
+        and not _CODEISH.search(v)
+        and not _DOTTED.fullmatch(v)
+        and not placeholder(v)
+    )

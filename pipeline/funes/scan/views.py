@@ -21,7 +21,7 @@ _B64_MAX = 1 << 20
 class View:
     """A string derived from a raw text, with a map from its spans to spans of the raw text."""
 
-    __slots__ = ("text", "parent", "run", "escaped", "_segs")
+    __slots__ = ("_segs", "escaped", "parent", "run", "text")
 
     def __init__(self, text, parent=None, run=None, escaped=False):
         self.text, self.parent, self.run, self.escaped, self._segs = text, parent, run, escaped, None

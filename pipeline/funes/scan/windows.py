@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import re
 import string
-from typing import Iterable
+from collections.abc import Iterable
 
-_KEYWORDS = ("pass", "pw", "secret", "token", "key", "cred", "auth", "sig", "dsn", "bearer",
-             "pat", "contrase", "basic")
+_KEYWORDS = ("pass", "pw", "secret", "token", "key", "cred", "auth", "sig", "dsn", "bearer", "pat", "contrase", "basic")
 _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 _KW_ASSIGN = re.compile(r"[a-z0-9_.\-]{0,40}(?:[\"'\]]?\s{0,3}(?:=|:)|>|[\"']\s{0,3},)")  # `=` `:` `>` `",`
 _KW_FLAG = re.compile(r"(?:^|[\s\"'])--?[a-z0-9_\-]{0,40}$")  # `--api-token`, `-password`
@@ -19,8 +18,9 @@ _KW_PROSE_WORDS = ("pass", "pw", "secret", "token", "key")
 _KW_PROSE = re.compile(r"[^\n]{0,60}?\s(?:is|was)\s|word\s+\S{4}")  # `password for the db is x`, .netrc
 
 
-def word_windows(text: str, low: str, words: Iterable[str] | None = None,
-                 before: int = 120, after: int = 1000) -> list[tuple[int, int]]:
+def word_windows(
+    text: str, low: str, words: Iterable[str] | None = None, before: int = 120, after: int = 1000
+) -> list[tuple[int, int]]:
     """Merged windows (within one line, `before`/`after` chars around each hit) around the
     occurrences of `words`; by default, of secret-ish words used as a name (followed by `=`/`:`,
     or a `--flag`) or as an auth scheme: all the slower rules ever look at."""
@@ -29,11 +29,13 @@ def word_windows(text: str, low: str, words: Iterable[str] | None = None,
         i = low.find(kw)
         while i >= 0:
             j = i + len(kw)
-            if words is not None or _KW_ASSIGN.match(low, j) or (
-                low.rfind("-", max(0, i - 44), i) >= 0 and _KW_FLAG.search(low, max(0, i - 44), i)
-            ) or (
-                kw in _KW_SCHEMES and low[j : j + 1] in (" ", "\t")
-            ) or (kw in _KW_PROSE_WORDS and _KW_PROSE.match(low, j)):
+            if (
+                words is not None
+                or _KW_ASSIGN.match(low, j)
+                or (low.rfind("-", max(0, i - 44), i) >= 0 and _KW_FLAG.search(low, max(0, i - 44), i))
+                or (kw in _KW_SCHEMES and low[j : j + 1] in (" ", "\t"))
+                or (kw in _KW_PROSE_WORDS and _KW_PROSE.match(low, j))
+            ):
                 hits.append(i)
             i = low.find(kw, j)
     return hit_windows(text, hits, before, after)
@@ -67,4 +69,3 @@ def occurrences(text: str, value: str) -> Iterable[int]:
     while i >= 0:
         yield i
         i = text.find(value, i + len(value))
-

@@ -120,9 +120,7 @@ def empty_frame() -> pl.DataFrame:
     return pl.DataFrame(schema=polars_schema())
 
 
-def build_frame(
-    session_id: str, workdir: str, turns: list[Turn], source_path: str, harness: str
-) -> pl.DataFrame:
+def build_frame(session_id: str, workdir: str, turns: list[Turn], source_path: str, harness: str) -> pl.DataFrame:
     """Retained turns of one session -> one row per block; seq and uuids fixed by `number`."""
     rows = [(t, idx, b) for t in number(turns, session_id) for idx, b in enumerate(t.blocks)]
     n = len(rows)

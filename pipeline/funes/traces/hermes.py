@@ -21,7 +21,7 @@ import math
 import sqlite3
 from collections import Counter
 from contextlib import closing
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote
 
@@ -220,7 +220,7 @@ def rfc3339(ts: object) -> str:
     secs = math.floor(ts)
     nanos = min(int((ts - secs) * 1e9), 999_999_999)
     try:
-        d = datetime.fromtimestamp(secs, timezone.utc)
+        d = datetime.fromtimestamp(secs, UTC)
     except (OverflowError, OSError, ValueError):
         return ""  # outside what a datetime can hold: upstream also writes ""
     base = f"{d.year:04d}-{d.month:02d}-{d.day:02d}T{d.hour:02d}:{d.minute:02d}:{d.second:02d}"

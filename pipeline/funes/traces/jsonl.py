@@ -160,9 +160,7 @@ def is_subagent(path: Path) -> bool:
     return path.stem.startswith("agent-")
 
 
-def file_units(
-    paths: list[Path], harness: str | Callable[[Path], str], limit: int | None = None
-) -> list[Unit]:
+def file_units(paths: list[Path], harness: str | Callable[[Path], str], limit: int | None = None) -> list[Unit]:
     """One unit per file: newest first, the first `limit` kept, then subagent files moved last.
 
     `harness` is a facet, or a function naming each file's (for a folder of mixed transcripts).

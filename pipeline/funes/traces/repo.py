@@ -65,7 +65,7 @@ def _hermes_cwd(unit: Unit) -> str | None:
     try:
         with closing(hermes.connect(unit.path)) as conn:
             return hermes.session_cwd(conn, unit.session or "")
-    except Exception:  # noqa: BLE001 - attribution never fails a unit
+    except Exception:
         return None
 
 
