@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-AGENT_NAMES = {"claude_code": "claude", "codex": "codex", "pi": "pi", "hermes": "hermes"}
+from funes import vocab
 
 
 def index_summary(report) -> str:
@@ -10,9 +10,7 @@ def index_summary(report) -> str:
     if report.sample:
         lines.append("no agent sessions found on this machine — indexed the bundled sample sessions")
     for h, t in sorted(report.tallies.items()):
-        lines.append(
-            f"{AGENT_NAMES.get(h, h or 'unknown'):<7} sessions={len(t.sessions)} turns={t.turns} new chunks={t.chunks}"
-        )
+        lines.append(f"{vocab.cli_name(h):<7} sessions={len(t.sessions)} turns={t.turns} new chunks={t.chunks}")
     cur = report.units_current
     lines.append(
         f"indexed: {report.chunks_added} new chunks, {report.vectors_added} embedded "

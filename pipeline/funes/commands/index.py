@@ -8,9 +8,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from funes import paths
+from funes import paths, vocab
 from funes.errors import SourceError, UsageError
 from funes.memory import Memory, State, ledger
+from funes.traces import source
+from funes.traces.source import Source
 
 # a no-path run (day zero, hooks) stops storing/embedding after about this long
 BUDGET_S = float(os.environ.get("FUNES_INDEX_BUDGET", "60"))
@@ -18,8 +20,8 @@ BUDGET_S = float(os.environ.get("FUNES_INDEX_BUDGET", "60"))
 FLUSH_BLOCKS = int(os.environ.get("FUNES_FLUSH_BLOCKS", "20000"))
 FLUSH_S = 5.0
 EMBED_STEP = 1024  # vectors appended per commit: a kill loses at most one step
-TIER_PASSES = (("text",), ("tool_use",), ("tool_result",))
-ALL_TIERS = (("text", "tool_use", "tool_result"),)
+TIER_PASSES = tuple((tier,) for tier in vocab.TIERS)  # budgeted: all text first, then tool calls, then output
+ALL_TIERS = (vocab.TIERS,)
 _EMBED_PRIORITY = {"text": 0, "thinking": 0, "tool_use": 1, "tool_result": 2}
 
 
@@ -61,32 +63,25 @@ class Options:
     no_embed: bool = False  # store text only (benchmarks of time-to-searchable)
 
 
-def pick_sources(opts: Options) -> tuple[list, bool]:
-    """Upstream-spec 3.1 dispatch; returns (sources, whether this is a budgeted run)."""
-    from funes.traces import source
+def pick_sources(opts: Options) -> tuple[list[Source], bool]:
+    """Upstream-spec 3.1 dispatch; returns (sources, whether this is a budgeted run).
 
-    harness = source.parse_harness(opts.harness) if opts.harness else None
+    Discovery is `traces.source`'s; this keeps only the decisions: an automated run must name a
+    target, and `--auto` on a machine with no agent sessions (no folders, or only empty ones, as
+    a fresh install leaves them) indexes the bundled samples instead.
+    """
     if opts.path:
-        p = Path(opts.path).expanduser()
-        if not p.exists():
-            raise UsageError(f"no such path: {opts.path}")
-        return source.resolve(p, harness), False
-    roots = source.known_roots()
-    if harness:
-        roots = [(h, r) for h, r in roots if h == harness]
-        if not roots:
-            raise UsageError(f"no {opts.harness} session dir found on this machine")
-    elif not (opts.interactive or opts.auto):
+        return source.resolve(Path(opts.path), opts.harness), False
+    harness = vocab.parse_harness(opts.harness)
+    if not (harness or opts.interactive or opts.auto):
         raise UsageError("an automated run must name a target: a PATH, --harness H, or --auto")
-    if not roots:
-        if opts.auto:
+    if opts.auto and not harness:
+        found = source.resolve(None) if source.known_roots() else []
+        if not source.holds_units(found):
             samples = paths.samples_dir()
             return [s for h in ("claude", "codex") for s in source.resolve(samples / h, h)], True
-        raise UsageError(
-            "no agent sessions found under ~/.claude/projects, ~/.codex/sessions, ~/.pi/agent/sessions or ~/.hermes",
-            "pass a PATH, or `--auto` to index the bundled sample sessions",
-        )
-    return [s for h, r in roots for s in source.resolve(r, h)], True
+        return found, True
+    return source.resolve(None, harness), True
 
 
 def index(opts: Options, progress=lambda msg, transient=False: None) -> IndexReport:

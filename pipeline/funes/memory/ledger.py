@@ -9,9 +9,9 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
+from funes import vocab
 from funes.errors import LockBusy
 
-LEVELS = ("text", "tool_use", "tool_result")
 BUSY = "another funes memory operation is in progress; retry in a moment"
 
 
@@ -23,7 +23,7 @@ def load_state(path: Path) -> dict[str, dict]:
         return {}
     if not isinstance(data, dict):
         return {}
-    return {k: v for k, v in data.items() if isinstance(v, dict) and v.get("level") in LEVELS}
+    return {k: v for k, v in data.items() if isinstance(v, dict) and v.get("level") in vocab.TIERS}
 
 
 def save_state(path: Path, state: dict[str, dict]) -> None:
@@ -41,7 +41,7 @@ def is_current(state: dict[str, dict], key: str, signature: str | None, tier: st
     entry = state.get(key)
     if signature is None or not entry or entry.get("sig") != signature:
         return False
-    return LEVELS.index(entry["level"]) >= LEVELS.index(tier)
+    return vocab.TIERS.index(entry["level"]) >= vocab.TIERS.index(tier)
 
 
 @contextmanager

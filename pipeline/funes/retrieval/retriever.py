@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from funes import paths
+from funes import paths, vocab
 from funes.errors import FunesError, MemoryIncompatible, UsageError
 from funes.memory import Memory, indexes, ledger
 from funes.memory import lance as lt
@@ -26,19 +26,8 @@ from funes.retrieval.results import GetResult, Hit, RecallResult
 
 AUTO = "auto"
 HIT_COLUMNS = ["id", "text", "session_id", "workdir", "turn_uuid", "ts", "block_type", "seq", "harness", "role"]
-HARNESSES = {"claude": "claude_code", "claude_code": "claude_code", "codex": "codex", "pi": "pi", "hermes": "hermes"}
-BLOCK_TYPES = ("text", "thinking", "tool_use", "tool_result")
 _MODELS: dict[str, object] = {}
 _RETRIEVERS: dict[str, Retriever] = {}
-
-
-def normalize_harness(value: str | None) -> str | None:
-    if value is None or not value.strip():
-        return None
-    h = HARNESSES.get(value.strip().lower())
-    if h is None:
-        raise UsageError(f'unknown harness "{value}" (expected claude, codex, pi, or hermes)')
-    return h
 
 
 def shared_embedder():
@@ -161,9 +150,7 @@ class Retriever:
         query = " ".join((query or "").split())
         if not query:
             raise UsageError('empty query — say what to recall, e.g. funes recall "why did we switch parsers"')
-        if block_type is not None and block_type not in BLOCK_TYPES:
-            raise UsageError(f'unknown block type "{block_type}" (expected {", ".join(BLOCK_TYPES)})')
-        harness = normalize_harness(harness)
+        block_type, harness = vocab.parse_block_type(block_type), vocab.parse_harness(harness)
         clock = _Clock()
         ix = self.indexes()
         clock.lap("load")
