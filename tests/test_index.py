@@ -131,10 +131,10 @@ def test_kill_9_then_rerun_has_no_duplicates_and_no_lost_sessions(funes_home, tm
 
 def test_second_writer_fails_loudly(funes_home, tmp_path):
     from funes import paths
-    from funes.memory import ledger
+    from funes.memory import lock
 
     root = _tree(tmp_path, sessions=1, turns=2)
-    with ledger.writer_lock(paths.lock_file()):
+    with lock.writer_lock(paths.lock_file_for(paths.memory_dir())):
         out = subprocess.run(
             [*FUNES, "index", str(root)], env=subprocess_env(funes_home), capture_output=True, text=True
         )

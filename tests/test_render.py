@@ -14,7 +14,7 @@ import pytest
 
 from funes import render
 from funes.retrieval.results import Block, GetResult, Hit, Neighbor, RecallResult, Turn
-from test_retrieval_support import memory_with, session
+from retrieval_support import memory_with, session
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from funes import paths, vocab
 from funes.errors import SourceError, UsageError
 from funes.memory import Memory, State, ledger
+from funes.memory.tables import ChunkTable
 from funes.traces import source
 from funes.traces.source import Source
 
@@ -89,8 +90,8 @@ def index(opts: Options, progress=lambda msg, transient=False: None) -> IndexRep
     report = IndexReport(sources=[s.describe() for s in sources])
     report.sample = bool(sources) and all(paths.samples_dir() in Path(s.root).parents for s in sources)
     started = time.monotonic()
-    with ledger.writer_lock(paths.lock_file()):
-        mem = Memory.resolve(None)
+    mem = Memory.resolve(None)
+    with mem.lock():
         st, _msg = mem.state()
         if st in (State.INCOMPATIBLE, State.UNREADABLE):
             mem.require()
@@ -120,15 +121,13 @@ def _refresh(mem: Memory, progress) -> None:
 
 
 class _Run:
-    """One index run's mutable state: the ledger, ids already stored, the budget clock."""
+    """One index run's mutable state: the ledger, the tallies, the budget clock."""
 
     def __init__(self, opts: Options, mem: Memory, report: IndexReport, progress, started: float, budgeted: bool):
         self.opts, self.mem, self.report, self.progress = opts, mem, report, progress
         self.started, self.budgeted = started, budgeted
-        self.state = ledger.load_state(paths.state_file()) if mem.chunk_count() else {}
+        self.state = ledger.load_state(paths.state_file()) if mem.chunks.count() else {}
         self.seen: set[str] = set()  # units counted in the tallies this run
-        self.known: set[str] | None = None  # every stored id, loaded once for big batches
-        self.added: set[str] = set()
 
     def over_budget(self) -> bool:
         if self.budgeted and time.monotonic() - self.started > BUDGET_S:
@@ -192,15 +191,6 @@ class _Run:
         table = table.append_column("repo", pa.array([repo] * table.num_rows, pa.string()))
         return stages.select(table, set(tiers), include_thinking=not self.opts.no_thinking)
 
-    def _known_ids(self, sessions: list[str]) -> set[str]:
-        if not sessions:
-            return self.added
-        if self.known is None and len(sessions) <= 64:
-            return set(self.mem.stored_ids(sessions).to_pylist()) | self.added
-        if self.known is None:
-            self.known = set(self.mem.stored_ids().to_pylist())
-        return self.known | self.added if len(self.added) < 1000 else self.known.union(self.added)
-
     def _flush(self, batch) -> None:
         if not batch:
             return
@@ -212,18 +202,8 @@ class _Run:
         blocks = pa.concat_tables([b for _, _, b in batch]).combine_chunks()
         chunks, removed = run.chunk_blocks(blocks, redact_texts)
         self.report.redacted.update(removed)
-        sessions = chunks["session_id"].unique().to_pylist()
-        known = self._known_ids(sessions)
-        ids = chunks["id"].to_pylist()
-        keep, fresh = [], set()
-        for i, cid in enumerate(ids):
-            if cid not in known and cid not in fresh:
-                keep.append(i)
-                fresh.add(cid)
-        new = chunks.take(pa.array(keep, pa.int64()))
+        new = self.mem.chunks.append_new(chunks)
         if new.num_rows:
-            self.mem.append_chunks(new)
-            self.added.update(fresh)
             self.report.chunks_added += new.num_rows
             for h, n in Counter(new["harness"].to_pylist()).items():
                 self.report.tallies.setdefault(h, Tally()).chunks += n
@@ -244,12 +224,11 @@ class _Run:
         from funes.ingest import run
 
         embedder = models.load_embedder()
-        ds = self.mem.chunks()
-        order = _embed_order(ds, pending)
+        order = _embed_order(self.mem.chunks, pending)
         t0 = time.monotonic()
         for lo in range(0, len(order), EMBED_STEP):
             rows = order[lo : lo + EMBED_STEP]
-            table = ds.take(rows.tolist(), columns=["id", "text"])
+            table = self.mem.chunks.take(rows, ["id", "text"])
             vectors = run.embed_rows(table, embedder)
             self.mem.append_vectors(rows, table["id"].to_pylist(), vectors, embedder.model_id)
             self.report.vectors_added += len(rows)
@@ -259,11 +238,11 @@ class _Run:
                 return
 
 
-def _embed_order(ds, pending):
+def _embed_order(chunks: ChunkTable, pending):
     """Text before tool calls before tool output; newest first within a tier."""
     import numpy as np
 
-    meta = ds.take(pending.tolist(), columns=["block_type", "ts"])
+    meta = chunks.take(pending, ["block_type", "ts"])
     prio = np.array([_EMBED_PRIORITY.get(b, 0) for b in meta["block_type"].to_pylist()])
     ts = np.array(meta["ts"].to_pylist(), dtype=object)
     order = sorted(range(len(pending)), key=lambda i: (prio[i], not ts[i], _neg(ts[i])))
