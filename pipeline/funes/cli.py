@@ -28,7 +28,7 @@ def _progress_printer():
 
 def cmd_index(args) -> int:
     from funes.commands import index
-    from funes.render_index import index_summary
+    from funes.render import index_summary
 
     opts = index.Options(
         path=args.path,

@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from funes import paths, vocab
 from funes.errors import SourceError, UsageError
 from funes.memory import Memory, State, ledger
 from funes.memory.tables import ChunkTable
+from funes.results import IndexReport, Tally
 from funes.traces import source
 from funes.traces.source import Source
 
@@ -24,32 +25,6 @@ EMBED_STEP = 1024  # vectors appended per commit: a kill loses at most one step
 TIER_PASSES = tuple((tier,) for tier in vocab.TIERS)  # budgeted: all text first, then tool calls, then output
 ALL_TIERS = (vocab.TIERS,)
 _EMBED_PRIORITY = {"text": 0, "thinking": 0, "tool_use": 1, "tool_result": 2}
-
-
-@dataclass
-class Tally:
-    sessions: set = field(default_factory=set)
-    turns: int = 0
-    chunks: int = 0
-
-
-@dataclass
-class IndexReport:
-    sources: list[str] = field(default_factory=list)
-    tallies: dict[str, Tally] = field(default_factory=dict)
-    skipped: Counter = field(default_factory=Counter)  # reason -> lines/records skipped
-    failed: list[tuple[str, str]] = field(default_factory=list)  # unit key, reason
-    redacted: Counter = field(default_factory=Counter)
-    units_total: int = 0
-    units_current: int = 0
-    chunks_added: int = 0
-    vectors_added: int = 0
-    vectors_pending: int = 0
-    budget_stopped: bool = False
-    searchable_at: float | None = None  # seconds until the new text was in the lexical index
-    tier_done: dict[str, float] = field(default_factory=dict)  # tier -> seconds until it was searchable
-    sample: bool = False
-    elapsed: float = 0.0
 
 
 @dataclass

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from funes import vocab
 from funes.errors import UsageError
+from funes.results import RecallResult
 from funes.retrieval import rerank
-from funes.retrieval.results import RecallResult
 from funes.retrieval.retriever import cached
 
 

@@ -4,28 +4,9 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from dataclasses import dataclass, field
 
 from funes.memory import Memory, State, indexes
-
-
-@dataclass
-class Status:
-    label: str
-    state: str  # ready | empty | missing
-    message: str = ""  # what to do when not ready
-    chunks: int = 0
-    sessions: int = 0
-    by_harness: dict[str, int] = field(default_factory=dict)
-    by_type: dict[str, int] = field(default_factory=dict)
-    vectors: int = 0
-    pending_vectors: int = 0
-    last_indexed: float | None = None  # epoch seconds of the chunks table's head version
-    index: dict = field(default_factory=dict)  # indexes.freshness()
-    embedder: str = ""
-    reranker: str | None = None
-    reranker_note: str = ""
-    now: float = 0.0
+from funes.results import Status
 
 
 def status(memory: str | None = None) -> Status:

@@ -8,7 +8,7 @@ import numpy as np
 
 from funes.ingest.chunk import reconstruct
 from funes.memory.tables import ChunkTable
-from funes.retrieval.results import Block, Hit, Neighbor, Turn
+from funes.results import Block, Hit, Neighbor, Turn
 
 NEIGHBOR_COLUMNS = ["turn_uuid", "seq", "role", "block_type", "text", "block_idx", "split_idx"]
 TURN_COLUMNS = ["turn_uuid", "seq", "ts", "role", "text", "block_type", "tool_name", "block_idx", "split_idx"]

@@ -20,8 +20,8 @@ from funes import paths, vocab
 from funes.errors import FunesError, MemoryIncompatible, UsageError
 from funes.memory import Memory, indexes, lock
 from funes.memory.tokenize import query_terms
+from funes.results import GetResult, Hit, RecallResult
 from funes.retrieval import context, hybrid, rerank
-from funes.retrieval.results import GetResult, Hit, RecallResult
 
 AUTO = "auto"
 HIT_COLUMNS = ["id", "text", "session_id", "workdir", "turn_uuid", "ts", "block_type", "seq", "harness", "role"]

@@ -1,11 +1,12 @@
-"""The `funes index` summary: value in, text out."""
+"""The `funes index` summary: what was stored, embedded, redacted, skipped; value in, text out."""
 
 from __future__ import annotations
 
 from funes import vocab
+from funes.results import IndexReport
 
 
-def index_summary(report) -> str:
+def index_summary(report: IndexReport) -> str:
     lines = []
     if report.sample:
         lines.append("no agent sessions found on this machine — indexed the bundled sample sessions")
