@@ -207,7 +207,7 @@ def tool_call_blocks(raw: object) -> list[Block]:
 
 
 def _call_block(call: dict) -> Block:
-    fn = call.get("function") if isinstance(call.get("function"), dict) else {}
+    fn: dict = call["function"] if isinstance(call.get("function"), dict) else {}
     args = fn.get("arguments")
     text = args if isinstance(args, str) else "{}" if args is None else compact_json(args)
     return Block("tool_use", text, _str(fn.get("name")), _str(call.get("id")))
