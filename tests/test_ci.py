@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -26,6 +27,13 @@ def test_ci_runs_both_and_fails_when_either_fails(tmp_path, check, test, ok):
     out = _ci(tmp_path, check, test)
     assert (out.returncode == 0) is ok, out.stderr
     assert (tmp_path / "ran.txt").read_text().split() == ["check", "test"]  # a failed check still runs the suite
+
+
+def test_every_test_runs_in_an_isolated_home(tmp_path):
+    """conftest's funes_home is autouse: a test that does not ask for it still cannot reach ~/.funes."""
+    from funes import paths
+
+    assert Path.home() == tmp_path / "home" and paths.home() == tmp_path / "home" / ".funes"
 
 
 def test_make_check_runs_every_rule():

@@ -47,10 +47,8 @@ def _env(home: Path) -> dict[str, str]:
     return env
 
 
-def test_installed_wheel_indexes_the_samples_and_recalls(installed, tmp_path):
-    home = tmp_path / "home"
-    home.mkdir()
-    env = _env(home)
+def test_installed_wheel_indexes_the_samples_and_recalls(installed, funes_home, tmp_path):
+    env = _env(funes_home.parent)
     where = _run(
         [str(installed / "python"), "-c", "import funes.paths as p; print(p.__file__, p.schemas_dir(), p.cards_dir())"],
         env=env,

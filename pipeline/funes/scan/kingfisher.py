@@ -99,16 +99,6 @@ def binary() -> tuple[str | None, str]:
 
 
 @functools.lru_cache(maxsize=8)
-def version(path: str) -> str:
-    """The last word of `kingfisher --version`, or "unavailable: <why>"."""
-    try:
-        p = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.SubprocessError) as e:
-        return f"unavailable: cannot run {path} ({type(e).__name__})"
-    words = p.stdout.split()
-    return words[-1] if p.returncode == 0 and words else f"unavailable: {path} --version exit {p.returncode}"
-
-
 def _env() -> dict[str, str]:
     """Pin the compiled-rule cache to a private per-user dir, so a changed $HOME (tests, hooks)
     does not pay the ~9 s rule compilation again."""
