@@ -164,7 +164,7 @@ class _Run:
                 tally.sessions.update(frame["session_id"].unique().to_list())
                 tally.turns += frame.select(["session_id", "turn_uuid"]).n_unique()
         table = as_arrow(frame)
-        repo = repos.repo_for_unit(unit, frame) if frame.height else ""
+        repo = repos.repo_for_unit(unit) if frame.height else ""
         table = table.append_column("repo", pa.array([repo] * table.num_rows, pa.string()))
         return stages.select(table, set(tiers), include_thinking=not self.opts.no_thinking)
 

@@ -104,11 +104,6 @@ def session_unit(db: Path, session: str, watermark: int | None, last: float | No
     return Unit(f"hermes:{db}#{session}", HARNESS, db, str(watermark), float(mtime), session)
 
 
-def session_ids(root: Path) -> set[str]:
-    """Every session id the database holds messages for (used to skip duplicate log files)."""
-    return {u.session for u in units(root) if u.session is not None}
-
-
 def read(unit: Unit) -> Parsed:
     skipped: Counter = Counter()
     with closing(connect(unit.path)) as conn:
