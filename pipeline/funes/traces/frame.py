@@ -49,6 +49,11 @@ class Turn:
     seq: int = field(default=-1)
 
 
+def str_or_none(value: object) -> str | None:
+    """A JSON value that must be a string, else None (parsers never trust a field's type)."""
+    return value if isinstance(value, str) else None
+
+
 def blank(text: object) -> bool:
     """True for non-strings and for strings that are empty after a Rust-style trim."""
     return not isinstance(text, str) or not text.strip(WHITESPACE)
