@@ -23,6 +23,7 @@ from funes.traces.frame import (
     munge_workdir,
     parsed,
     str_or_none,
+    text_blocks,
 )
 from funes.traces.jsonl import fallback_workdir, file_units, read_records, walk_jsonl
 
@@ -68,10 +69,8 @@ def record_turn(record: dict) -> Turn | None:
 
 
 def content_blocks(content: object) -> list[Block]:
-    if isinstance(content, str):
-        return [] if blank(content) else [Block("text", content)]
     if not isinstance(content, list):
-        return []
+        return text_blocks(content)  # a string is one text block; anything else none
     blocks = (element_block(e) for e in content if isinstance(e, dict))
     return [b for b in blocks if b is not None]
 

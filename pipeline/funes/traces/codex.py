@@ -26,10 +26,12 @@ from funes.traces.frame import (
     munge_workdir,
     parsed,
     str_or_none,
+    text_blocks,
 )
 from funes.traces.jsonl import fallback_workdir, file_units, read_records, walk_jsonl
 
 HARNESS = "codex"
+_TEXT_PARTS = ("input_text", "output_text")  # a message content part that is prose
 _ENVELOPES = {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
 _ENV_CWD = re.compile(r"<environment_context>.*?<cwd>(.*?)</cwd>", re.S)
 
@@ -81,7 +83,7 @@ def item_of(record: dict, header_ts: str) -> tuple[dict, str, bool] | None:
 def item_turn(item: dict, ts: str, legacy: bool) -> Turn | None:
     kind = item.get("type")
     if kind == "message":
-        return Turn("", str_or_none(item.get("role")) or "", ts, message_blocks(item.get("content")))
+        return Turn("", str_or_none(item.get("role")) or "", ts, text_blocks(item.get("content"), _TEXT_PARTS))
     if kind == "reasoning":
         return Turn("", "assistant", ts, reasoning_blocks(item, legacy))
     if kind in ("function_call", "custom_tool_call"):
@@ -91,18 +93,6 @@ def item_turn(item: dict, ts: str, legacy: bool) -> Turn | None:
         blocks = [] if blank(text) else [Block("tool_result", text, None, str_or_none(item.get("call_id")))]
         return Turn("", "tool", ts, blocks)
     return None  # tool_schema, local_shell_call, web_search_call, ...: not indexed (as upstream)
-
-
-def message_blocks(content: object) -> list[Block]:
-    if isinstance(content, str):
-        return [] if blank(content) else [Block("text", content)]
-    if not isinstance(content, list):
-        return []
-    return [
-        Block("text", e["text"])
-        for e in content
-        if isinstance(e, dict) and e.get("type") in ("input_text", "output_text") and not blank(e.get("text"))
-    ]
 
 
 def reasoning_blocks(item: dict, legacy: bool) -> list[Block]:
@@ -137,7 +127,7 @@ def env_workdir(records: list[dict]) -> str | None:
     for r in records:
         item = r.get("payload") if r.get("type") == "response_item" else r
         if isinstance(item, dict) and item.get("type") == "message":
-            found = _ENV_CWD.search("\n".join(b.text for b in message_blocks(item.get("content"))))
+            found = _ENV_CWD.search("\n".join(b.text for b in text_blocks(item.get("content"), _TEXT_PARTS)))
             if found:
                 return munge_workdir(found.group(1))
     return None

@@ -25,6 +25,7 @@ from funes.traces.frame import (
     munge_workdir,
     parsed,
     str_or_none,
+    text_blocks,
 )
 from funes.traces.jsonl import fallback_workdir, file_units, read_records, walk_jsonl
 
@@ -69,7 +70,7 @@ def entry_turn(entry: dict) -> Turn | None:
 
 def role_blocks(role: object, message: dict) -> list[Block] | None:
     if role == "user":
-        return user_blocks(message.get("content"))
+        return text_blocks(message.get("content"))
     if role == "assistant":
         return assistant_blocks(message.get("content"))
     if role == "toolResult":
@@ -79,18 +80,6 @@ def role_blocks(role: object, message: dict) -> list[Block] | None:
     if role == "bashExecution":
         return bash_blocks(message)
     return None
-
-
-def user_blocks(content: object) -> list[Block]:
-    if isinstance(content, str):
-        return [] if blank(content) else [Block("text", content)]
-    if not isinstance(content, list):
-        return []
-    return [
-        Block("text", e["text"])
-        for e in content
-        if isinstance(e, dict) and e.get("type") == "text" and not blank(e.get("text"))
-    ]
 
 
 def assistant_blocks(content: object) -> list[Block]:
