@@ -1,0 +1,117 @@
+"""How much stored text the embedder never reads: chunks and characters beyond the model's token window.
+
+    .venv/bin/python bench/embed_window.py [--corpus ../shared/corpus]
+
+The corpus is stored text-only by the real `funes index --no-embed` into a throwaway FUNES_HOME
+(parse, redact, chunk exactly as indexing does; no model is run), and every stored chunk is
+tokenised with the configured embedder's own tokenizer (tokenizer.json and max_seq_length from the
+model folder funes resolves, so FUNES_EMBED_MODEL is honoured). A chunk is beyond the window when it
+has more word pieces, [CLS] and [SEP] included, than max_seq_length; the characters after the last
+word piece that fits are the text the vector leg never sees. Also reported: how many
+max_seq_length windows (no overlap) the chunks would need, i.e. the embedding cost of scoring every
+part of every chunk.
+
+Output: a markdown table per block type on stdout, the same in bench/out/embed_window.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CORPUS = HERE.parents[1] / "shared" / "corpus"
+OUT = HERE / "out" / "embed_window.json"
+
+
+def stored_chunks(corpus: Path) -> list[dict]:
+    from funes.commands import index as ix
+    from funes.memory import Memory
+
+    rep = ix.index(ix.Options(path=str(corpus), yes=True, no_embed=True))
+    if rep.failed:
+        raise RuntimeError(f"index failed for {rep.failed[:3]}")
+    ds = Memory.resolve(None).require().chunks()
+    return ds.to_table(columns=["text", "block_type", "harness"]).to_pylist()
+
+
+def model_tokenizer():
+    """(model id, tokenizer without truncation or padding, max_seq_length) of the configured embedder."""
+    from tokenizers import Tokenizer
+
+    from funes.models import locate
+
+    model_id = locate.embedder_id()
+    folder = locate.resolve(model_id, "FUNES_EMBED_MODEL")
+    tk = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    tk.no_truncation()
+    tk.no_padding()
+    max_len = json.loads((folder / "sentence_bert_config.json").read_text())["max_seq_length"]
+    return model_id, tk, int(max_len)
+
+
+def measure(texts: list[str], tk, max_len: int) -> list[tuple[int, int, int]]:
+    """Per text: (word pieces incl. specials, chars beyond the window, windows needed)."""
+    out = []
+    room = max_len - 2  # [CLS] and [SEP] take two of the model's positions
+    for text, enc in zip(texts, tk.encode_batch(texts)):
+        content = [o for o, special in zip(enc.offsets, enc.special_tokens_mask) if not special]
+        beyond = len(text) - content[room - 1][1] if len(content) > room else 0
+        out.append((len(enc.ids), beyond, max(1, math.ceil(len(content) / room))))
+    return out
+
+
+def summarise(rows: list[dict], measured, max_len: int) -> dict[str, dict]:
+    by: dict[str, list] = defaultdict(list)
+    for r, m in zip(rows, measured):
+        by[r["block_type"]].append((len(r["text"]), *m))
+        by["all"].append((len(r["text"]), *m))
+    out = {}
+    for name, items in sorted(by.items(), key=lambda kv: (kv[0] == "all", kv[0])):
+        chars = sum(i[0] for i in items)
+        tokens = sorted(i[1] for i in items)
+        out[name] = {
+            "chunks": len(items),
+            "beyond_pct": round(100 * sum(i[1] > max_len for i in items) / len(items), 1),
+            "chars": chars,
+            "chars_beyond_pct": round(100 * sum(i[2] for i in items) / max(chars, 1), 1),
+            "median_pieces": tokens[len(tokens) // 2],
+            "p90_pieces": tokens[int(0.9 * (len(tokens) - 1))],
+            "windows_per_chunk": round(sum(i[3] for i in items) / len(items), 2),
+        }
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpus", type=Path, default=CORPUS)
+    ap.add_argument("--out", type=Path, default=OUT)
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="funes-window-") as tmp:
+        os.environ["FUNES_HOME"] = tmp
+        rows = stored_chunks(args.corpus)
+    model_id, tk, max_len = model_tokenizer()
+    summary = summarise(rows, measure([r["text"] for r in rows], tk, max_len), max_len)
+    print(f"{model_id}: window {max_len} word pieces, {len(rows)} stored chunks\n")
+    print(
+        "| block type | chunks | beyond window | chars | chars beyond window | median / p90 pieces | windows per chunk |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for name, s in summary.items():
+        print(
+            f"| {name} | {s['chunks']:,} | {s['beyond_pct']}% | {s['chars']:,} | {s['chars_beyond_pct']}% "
+            f"| {s['median_pieces']} / {s['p90_pieces']} | {s['windows_per_chunk']} |"
+        )
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"model": model_id, "max_seq_length": max_len, "by_block_type": summary}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
