@@ -21,9 +21,9 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
 
-from questions import MAX_EVIDENCE, QUESTIONS, load, normalise  # noqa: E402
+from devset.questions import MAX_EVIDENCE, QUESTIONS, load, normalise  # noqa: E402
 
 CORPUS = HERE.parents[2] / "shared" / "corpus"
 MIN_QUESTIONS = 60
