@@ -114,5 +114,11 @@ def seed_from_memory(memo: DiskMemoEmbedder, memory_dir: Path) -> int:
     rows = vt["row"].to_numpy()
     dim = vt.schema.field("vector").type.list_size
     vecs = vt["vector"].combine_chunks().flatten().to_numpy().reshape(-1, dim)
-    memo.seed([chunks[r] for r in rows], vecs)
+    texts = [chunks[r] for r in rows]
+    probe = np.random.default_rng(0).choice(len(texts), size=min(8, len(texts)), replace=False)
+    fresh = memo._real.encode([texts[i] for i in probe])
+    cos = np.sum(fresh * vecs[probe], axis=1)
+    if cos.min() < 0.999:  # rows and vectors out of step, or another embedding of the text
+        raise ValueError(f"{memory_dir}: stored vectors disagree with the embedder (min cosine {cos.min():.4f})")
+    memo.seed(texts, vecs)
     return len(rows)
