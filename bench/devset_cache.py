@@ -40,14 +40,15 @@ class DiskMemoEmbedder:
             if str(z["stamp"]) != self.stamp:
                 return  # another model or backend: start afresh
             keys, vecs = z["keys"], z["vectors"]
-        self._memo = {bytes(k): v for k, v in zip(keys, vecs)}
+        self._memo = {k.tobytes(): v for k, v in zip(keys, vecs)}
         self.loaded = len(self._memo)
 
     def save(self) -> None:
         if self.embedded == 0 and self.path.is_file():
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        keys = np.array(list(self._memo), dtype="S20")
+        # raw digests as (n, 20) uint8: a bytes dtype ("S20") would drop trailing NUL bytes of a digest
+        keys = np.frombuffer(b"".join(self._memo), dtype=np.uint8).reshape(-1, 20)
         vecs = np.stack(list(self._memo.values())).astype(np.float32) if self._memo else np.zeros((0, self._real.dim))
         tmp = self.path.with_suffix(".tmp.npz")
         np.savez(tmp, stamp=np.array(self.stamp), keys=keys, vectors=vecs)

@@ -15,6 +15,9 @@ and its text contains the evidence, both whitespace-normalised. Reported per con
 hit@1/3/8 and MRR over the k=8 list, and the share whose passage is not among the top 50 (a second
 recall with k=50), for all questions, per kind, and for long / other sessions.
 
+`--oracle` asks every evidence snippet itself instead of its question: a check of the grading (a
+snippet that BM25 cannot find from its own words points at a grading or snippet problem).
+
 Output: a markdown table on stdout and every per-question rank in bench/out/devset_eval.json.
 """
 
@@ -78,19 +81,22 @@ class Asker:
             return recall(question, k=k).hits
         return self._one_leg[config].recall(question, k=k).hits
 
-    def rank(self, config: str, q, k: int) -> int | None:
-        for i, h in enumerate(self.hits(config, q.question, k), 1):
+    def rank(self, config: str, q, k: int, oracle: bool = False) -> int | None:
+        for i, h in enumerate(self.hits(config, q.evidence if oracle else q.question, k), 1):
             if is_hit(q, h.session_id, h.text):
                 return i
         return None
 
 
-def grade(questions, asker: Asker) -> dict[str, dict[str, dict]]:
-    """config -> question id -> {rank (k=8), deep (rank within k=50)}."""
+def grade(questions, asker: Asker, oracle: bool = False) -> dict[str, dict[str, dict]]:
+    """config -> question id -> {rank (k=8), deep (rank within k=50)}; oracle asks the evidence itself."""
     out: dict[str, dict[str, dict]] = {}
     for config in CONFIGS:
         t0 = time.perf_counter()
-        out[config] = {q.id: {"rank": asker.rank(config, q, K), "deep": asker.rank(config, q, DEEP)} for q in questions}
+        out[config] = {
+            q.id: {"rank": asker.rank(config, q, K, oracle), "deep": asker.rank(config, q, DEEP, oracle)}
+            for q in questions
+        }
         ms = 1000 * (time.perf_counter() - t0) / (2 * max(len(questions), 1))
         print(f"  {config}: {len(questions)} questions, {ms:.0f} ms per recall", file=sys.stderr)
     return out
@@ -145,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache", type=Path, default=CACHE, help="text -> vector cache (created when missing)")
     ap.add_argument("--seed-cache", type=Path, metavar="HOME", help="fill the cache from HOME/memory first")
     ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--oracle", action="store_true", help="ask each evidence snippet itself (a check of the grader)")
     args = ap.parse_args(argv)
     questions = load(args.questions)
     with tempfile.TemporaryDirectory(prefix="funes-devset-") as tmp:
@@ -155,11 +162,19 @@ def main(argv: list[str] | None = None) -> int:
         stats = index_corpus(args.corpus)
         memo.save()
         print(f"indexed {stats}; embedder {memo.describe()}", file=sys.stderr)
-        graded = grade(questions, Asker())
+        graded = grade(questions, Asker(), args.oracle)
     text, summary = table(questions, graded)
     print(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    report = {"index": stats, "embedder": memo.describe(), "k": K, "deep": DEEP, "summary": summary, "ranks": graded}
+    report = {
+        "oracle": args.oracle,
+        "index": stats,
+        "embedder": memo.describe(),
+        "k": K,
+        "deep": DEEP,
+        "summary": summary,
+        "ranks": graded,
+    }
     args.out.write_text(json.dumps(report, indent=1))
     return 0
 
