@@ -119,13 +119,15 @@ def metrics(ranks: list[dict]) -> dict[str, float]:
 
 
 def groups(questions) -> dict[str, list[str]]:
-    """Reported slices: all, each kind, long sessions and the rest."""
+    """Reported slices: all, all but multilingual, each kind, long sessions and the rest."""
     out: dict[str, list[str]] = defaultdict(list)
     for q in questions:
         out["all"].append(q.id)
         out[f"kind={q.kind}"].append(q.id)
         out["long sessions" if q.long_session else "other sessions"].append(q.id)
-    return dict(sorted(out.items(), key=lambda kv: (kv[0] != "all", kv[0])))
+        if q.kind != "multilingual":  # the slice closest to an English-only question set
+            out["all but multilingual"].append(q.id)
+    return dict(sorted(out.items(), key=lambda kv: (kv[0] != "all", not kv[0].startswith("all"), kv[0])))
 
 
 def table(questions, graded) -> tuple[str, dict]:
