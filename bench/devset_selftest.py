@@ -99,7 +99,15 @@ def test_window() -> None:
 
     _, tk, max_len = embed_window.model_tokenizer()
     text = " ".join(["word"] * 300)  # 300 pieces: 254 fit beside [CLS]/[SEP], 46 (230 chars) do not
-    assert embed_window.measure([text, "short text"], tk, max_len) == [(302, 230, 2), (4, 0, 1)]
+    measured = embed_window.measure([text, "short text"], tk, max_len)
+    assert measured == [(302, 300, 1269, 2), (4, 2, 10, 1)], measured  # 1269 = 1499 chars - 230 unread
+    rows = [{"session_id": "s1", "text": text + " tail"}, {"session_id": "s1", "text": "short text"}]
+    measured = embed_window.measure([r["text"] for r in rows], tk, max_len)
+    qs = [
+        Question(**{**GOOD, "id": i, "evidence": e}) for i, e in (("a", "word  word"), ("b", "word tail"), ("c", "no"))
+    ]
+    seen = embed_window.evidence_visibility(rows, measured, qs)
+    assert seen == {"visible": ["a"], "partly": [], "beyond": ["b"], "missing": ["c"]}, seen
 
 
 if __name__ == "__main__":
