@@ -13,7 +13,9 @@ call on a Retriever whose other leg returns nothing (bench/quality_recall.py's l
 retriever has no leg switch of its own yet). A hit counts when it comes from the question's session
 and its text contains the evidence, both whitespace-normalised. Reported per config: passage
 hit@1/3/8 and MRR over the k=8 list, and the share whose passage is not among the top 50 (a second
-recall with k=50), for all questions, per kind, and for long / other sessions.
+recall with k=50), for all questions, per kind, and for long / other sessions; a last row per slice
+takes the better single leg for each question: what always picking the right leg would reach (a
+target for fusion, not a ceiling: fusion can lift a passage above its rank in both legs).
 
 `--oracle` asks every evidence snippet itself instead of its question: a check of the grading (a
 snippet that BM25 cannot find from its own words points at a grading or snippet problem).
@@ -42,6 +44,7 @@ CORPUS = HERE.parents[1] / "shared" / "corpus"
 CACHE = HERE / "out" / "devset" / "vectors.npz"
 OUT = HERE / "out" / "devset_eval.json"
 CONFIGS = ("bm25", "vector", "hybrid")
+BEST = "better leg per question"
 K, DEEP = 8, 50
 METRICS = ("hit@1", "hit@3", "hit@8", "mrr", "miss@50")
 
@@ -130,14 +133,28 @@ def groups(questions) -> dict[str, list[str]]:
     return dict(sorted(out.items(), key=lambda kv: (kv[0] != "all", not kv[0].startswith("all"), kv[0])))
 
 
+def best_leg(graded) -> dict[str, dict]:
+    """Per question, the better of the two single legs (what choosing the right leg every time would reach)."""
+
+    def better(a, b):
+        return a if b is None or (a is not None and a <= b) else b
+
+    bm25, vec = graded["bm25"], graded["vector"]
+    return {
+        i: {"rank": better(bm25[i]["rank"], vec[i]["rank"]), "deep": better(bm25[i]["deep"], vec[i]["deep"])}
+        for i in bm25
+    }
+
+
 def table(questions, graded) -> tuple[str, dict]:
     lines = [
         "| slice | n | config | hit@1 | hit@3 | hit@8 | MRR | not in top 50 |",
         "|---|---|---|---|---|---|---|---|",
     ]
     summary: dict[str, dict] = {}
+    graded = {**graded, BEST: best_leg(graded)}
     for name, ids in groups(questions).items():
-        for config in CONFIGS:
+        for config in (*CONFIGS, BEST):
             m = metrics([graded[config][i] for i in ids])
             summary.setdefault(name, {})[config] = m
             label = (name, str(m["n"])) if config == CONFIGS[0] else ("", "")
