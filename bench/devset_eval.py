@@ -9,8 +9,8 @@ store and build indexes. `--seed-cache HOME` fills the cache from a memory that 
 
 Every question is asked three ways, all through the real Retriever with `funes recall`'s defaults:
 hybrid is `funes.commands.recall.recall(q, k=8)` itself; BM25-only and vectors-only are the same
-call on a Retriever whose other leg returns nothing (bench/quality_recall.py's leg filter; the
-retriever has no leg switch of its own yet). A hit counts when it comes from the question's session
+validated request (`funes.commands.recall.request` with recall's defaults) run by the same cached
+Retriever with `legs` narrowed to one (`RecallRequest.legs`). A hit counts when it comes from the question's session
 and its text contains the evidence, both whitespace-normalised. Reported per config: passage
 hit@1/3/8 and MRR over the k=8 list, and the share whose passage is not among the top 50 (a second
 recall with k=50), for all questions, per kind, and for long / other sessions; a last row per slice
@@ -26,6 +26,8 @@ Output: a markdown table on stdout and every per-question rank in bench/out/devs
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import inspect
 import json
 import os
 import sys
@@ -65,24 +67,22 @@ class Asker:
     """Asks one question under one config and returns the 1-based rank of the first graded hit (or None)."""
 
     def __init__(self):
+        from funes.commands import recall as rc
         from funes.memory import Memory
-        from funes.retrieval.retriever import Retriever, shared_embedder
-        from quality_recall import _legs_class
 
-        memory = Memory.resolve(None).require()
-        legs = _legs_class(Retriever)
-        self._one_leg = {}
-        for name in ("bm25", "vector"):
-            r = legs(memory, embedder=shared_embedder(), reranker=None)
-            r.legs = (name,)
-            self._one_leg[name] = r
+        self.memory = Memory.resolve(None).require()
+        # recall()'s own defaults, so a one-leg request differs from `funes recall` only in its legs
+        params = inspect.signature(rc.recall).parameters
+        self._defaults = [params[n].default for n in ("candidates", "half_life", "recency_floor", "neighbors")]
 
     def hits(self, config: str, question: str, k: int):
-        if config == "hybrid":  # exactly what `funes recall -k K` runs
-            from funes.commands.recall import recall
+        from funes.commands import recall as rc
+        from funes.retrieval.retriever import cached
 
-            return recall(question, k=k).hits
-        return self._one_leg[config].recall(question, k=k).hits
+        if config == "hybrid":  # exactly what `funes recall -k K` runs
+            return rc.recall(question, k=k).hits
+        req = rc.request(question, k, *self._defaults, None, None)
+        return cached(self.memory).run(dataclasses.replace(req, legs=(config,))).hits
 
     def rank(self, config: str, q, k: int, oracle: bool = False) -> int | None:
         for i, h in enumerate(self.hits(config, q.evidence if oracle else q.question, k), 1):

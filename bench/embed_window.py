@@ -44,8 +44,7 @@ def stored_chunks(corpus: Path) -> list[dict]:
     rep = ix.index(ix.Options(path=str(corpus), yes=True, no_embed=True))
     if rep.failed:
         raise RuntimeError(f"index failed for {rep.failed[:3]}")
-    ds = Memory.resolve(None).require().chunks()
-    return ds.to_table(columns=["text", "block_type", "session_id"]).to_pylist()
+    return Memory.resolve(None).require().chunks.scan(["text", "block_type", "session_id"]).to_pylist()
 
 
 def model_tokenizer():
