@@ -10,8 +10,8 @@ store and build indexes. `--seed-cache HOME` fills the cache from a memory that 
 Every question is asked three ways, all through the real Retriever with `funes recall`'s defaults:
 hybrid is `funes.commands.recall.recall(q, k=8)` itself; BM25-only and vectors-only are the same
 validated request (`funes.commands.recall.request` with recall's defaults) run by the same cached
-Retriever with `legs` narrowed to one (`RecallRequest.legs`). A hit counts when it comes from the question's session
-and its text contains the evidence, both whitespace-normalised. Reported per config: passage
+Retriever with `legs` narrowed to one (`RecallRequest.legs`). A hit counts when it comes from the
+question's session and its text contains the evidence, both whitespace-normalised. Reported per config: passage
 hit@1/3/8 and MRR over the k=8 list, and the share whose passage is not among the top 50 (a second
 recall with k=50), for all questions, per kind, and for long / other sessions; a last row per slice
 takes the better single leg for each question: what always picking the right leg would reach (a
@@ -172,7 +172,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--oracle", action="store_true", help="ask each evidence snippet itself (a check of the grader)")
     args = ap.parse_args(argv)
-    questions = load(args.questions)
+    if not args.corpus.is_dir():
+        print(f"devset: no corpus at {args.corpus}", file=sys.stderr)
+        return 2
+    try:
+        questions = load(args.questions)
+    except (OSError, ValueError) as e:
+        print(f"devset: {e}", file=sys.stderr)
+        return 1
     with tempfile.TemporaryDirectory(prefix="funes-devset-") as tmp:
         os.environ["FUNES_HOME"] = tmp
         memo = devset_cache.install(args.cache)
