@@ -431,6 +431,11 @@ class Handler(BaseHTTPRequestHandler):
 
     def commit(self, ns, name, rev):
         lines = [json.loads(x) for x in self._body().splitlines() if x.strip()]
+        if self.server.take_fault("drop_commit"):  # the whole request was read; nothing is applied
+            self.close_connection = True
+            self.server.log_request_line("POST", self.path, 0)
+            self.connection.shutdown(socket.SHUT_RDWR)
+            raise ConnectionError("dropped on purpose")
         delay = self.server.take_fault("delay_commit")
         if delay:
             time.sleep(float(delay))
