@@ -16,7 +16,6 @@ import pyarrow as pa
 from funes import scan
 from funes.errors import FunesError
 from funes.ingest.chunk import reconstruct
-from funes.memory import lance as lt
 
 BLOCK_KEY = ("session_id", "turn_uuid", "block_idx")
 _SESSIONS_PER_QUERY = 256
@@ -50,26 +49,24 @@ def require_scanners() -> dict[str, str]:
     return found
 
 
-def _pieces(ds, sessions: list[str]) -> dict[tuple, list[tuple[int, str]]]:
+def _pieces(chunks, sessions: list[str]) -> dict[tuple, list[tuple[int, str]]]:
     """Every stored piece of every block of these sessions, keyed by block."""
     out: dict[tuple, list[tuple[int, str]]] = {}
     for lo in range(0, len(sessions), _SESSIONS_PER_QUERY):
-        part = sessions[lo : lo + _SESSIONS_PER_QUERY]
-        flt = "session_id IN (" + ", ".join(lt.quote(s) for s in part) + ")"
-        t = ds.to_table(columns=[*BLOCK_KEY, "split_idx", "text"], filter=flt)
+        t = chunks.sessions_rows(sessions[lo : lo + _SESSIONS_PER_QUERY], [*BLOCK_KEY, "split_idx", "text"])
         cols = [t[c].to_pylist() for c in (*BLOCK_KEY, "split_idx", "text")]
         for s, turn, b, split, text in zip(*cols):
             out.setdefault((s, turn, b), []).append((split, text))
     return out
 
 
-def check(ds, rows: pa.Table, held: Held) -> list[bool]:
+def check(chunks, rows: pa.Table, held: Held) -> list[bool]:
     """Per outgoing row (needs the block key columns and id): True when it may leave.
     Scanner failures propagate as FunesError, before anything is uploaded."""
     keys = list(zip(*(rows[c].to_pylist() for c in BLOCK_KEY)))
     if not keys:
         return []
-    pieces = _pieces(ds, sorted({k[0] for k in keys}))
+    pieces = _pieces(chunks, sorted({k[0] for k in keys}))
     blocks = sorted(set(keys))
     texts = [reconstruct([t for _, t in sorted(dict(pieces.get(k, [])).items())]) for k in blocks]
     try:
