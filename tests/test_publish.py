@@ -255,9 +255,9 @@ def test_planted_secrets_never_reach_the_remote(hub, funes_home):
                 {"session_id": "leaky", "turn_uuid": "leaky-t0", "seq": 0, "text": f"my token is {GITHUB} keep it"},
                 # one AWS secret split across the two chunks of one block
                 {"session_id": "leaky", "turn_uuid": "leaky-t1", "seq": 1, "block_idx": 0, "split_idx": 0,
-                 "text": "export AWS_SECRET_ACCESS_KEY=" + AWS_SECRET[:20]},
+                 "text": "export AWS_SECRET_ACCESS_KEY=" + AWS_SECRET[:3]},
                 {"session_id": "leaky", "turn_uuid": "leaky-t1", "seq": 1, "block_idx": 0, "split_idx": 1,
-                 "text": AWS_SECRET[20:] + " and then we ran the deploy"},
+                 "text": AWS_SECRET[3:] + " and then we ran the deploy"},
                 # JSON-escaped inside a tool input
                 {"session_id": "leaky", "turn_uuid": "leaky-t2", "seq": 2, "block_type": "tool_use", "tool_name": "Bash",
                  "text": '[tool_use Bash] {"command": "curl -H \\"Authorization: Bearer ' + ANTHROPIC + '\\" https://api"}'},
@@ -270,7 +270,7 @@ def test_planted_secrets_never_reach_the_remote(hub, funes_home):
     assert p.returncode == 2, p.stderr
     assert "published 13 chunks" in p.stdout and "held back 4 row(s)" in p.stdout
     assert "session leaky" in p.stdout and "GitHub" in p.stdout and "AWS" in p.stdout
-    needles = [GITHUB, AWS_SECRET, AWS_SECRET[:20], AWS_SECRET[20:], ANTHROPIC]
+    needles = [GITHUB, AWS_SECRET, AWS_SECRET[3:], ANTHROPIC]  # the 3-char head alone is too short to search for
     for path, data in hub.server.stored_bytes():
         assert not any(n.encode() in data for n in needles), path
         if data[:4] == b"PAR1":

@@ -16,6 +16,7 @@ import pyarrow as pa
 from funes import scan
 from funes.errors import FunesError
 from funes.ingest.chunk import reconstruct
+from funes.memory.atomic import read_json, write_json
 
 BLOCK_KEY = ("session_id", "turn_uuid", "block_idx")
 _SESSIONS_PER_QUERY = 256
@@ -85,3 +86,30 @@ def check(chunks, rows: pa.Table, held: Held) -> list[bool]:
             held.rows += 1
             held.ids.add(ids[i])
     return ok
+
+
+CACHE = "gate.json"
+_STEP = 4096
+
+
+def holdback(mem) -> tuple[int, dict[str, int]]:
+    """(rows a publish would hold back, kinds by block) over the whole local memory. Cached in
+    memory/gate.json and extended over the rows appended since: rows are append-only, so a
+    position once scanned never changes (scrub, the one rewrite, drops the cache)."""
+    n = mem.chunks.count()
+    cached = read_json(mem.path / CACHE)
+    if not isinstance(cached, dict) or not 0 <= int(cached.get("rows", -1)) <= n:
+        cached = {"rows": 0, "ids": [], "kinds": {}}
+    if cached["rows"] < n:
+        require_scanners()
+        found = Held(kinds=Counter(cached["kinds"]), ids=set(cached["ids"]))
+        for lo in range(cached["rows"], n, _STEP):
+            check(mem.chunks, mem.chunks.take(range(lo, min(lo + _STEP, n)), [*BLOCK_KEY, "id"]), found)
+        cached = {"rows": n, "ids": sorted(found.ids), "kinds": dict(sorted(found.kinds.items()))}
+        write_json(mem.path / CACHE, cached)
+    return len(cached["ids"]), cached["kinds"]
+
+
+def forget(mem) -> None:
+    """Drop the cache (scrub rewrote rows)."""
+    (mem.path / CACHE).unlink(missing_ok=True)

@@ -15,8 +15,9 @@ from pathlib import Path
 import numpy as np
 
 from funes import models, paths, schema
-from funes.errors import MemoryIncompatible, MemoryMissing, MemoryUnreadable
+from funes.errors import MemoryIncompatible, MemoryMissing, MemoryUnreadable, UsageError
 from funes.memory import lock, tables
+from funes.memory import spec as specs
 from funes.memory.atomic import read_json, write_json
 from funes.memory.tables import ChunkTable, VectorTable
 
@@ -42,11 +43,16 @@ class Memory:
 
     @classmethod
     def resolve(cls, spec: str | None = None) -> Memory:
-        """`local`/None -> $FUNES_HOME/memory; anything else is a local path (~ expanded)."""
-        spec = (spec or "").strip()
-        if spec in ("", "local"):
+        """A local memory from a spec (`memory.spec.parse`): `local`/None -> $FUNES_HOME/memory, or a path."""
+        parsed = specs.parse(spec)
+        if parsed.kind == "local":
             return cls(paths.memory_dir(), default=True)
-        p = Path(spec).expanduser()
+        if parsed.is_hub:
+            raise UsageError(
+                f"{parsed.uri} is a Hub memory; this command reads a local memory",
+                "give `local` or a folder path (publish to the Hub with `funes publish owner/name`)",
+            )
+        p = parsed.path
         # accept both the memory folder and its parent FUNES_HOME-like folder
         if not (p / "chunks.lance").exists() and (p / "memory" / "chunks.lance").exists():
             p = p / "memory"
