@@ -112,6 +112,17 @@ def cmd_publish(args) -> int:
     return report.exit_code
 
 
+def cmd_scrub(args) -> int:
+    from funes.commands.scrub import scrub
+    from funes.render.scrub import scrub_summary
+
+    show = _progress_printer()
+    report = scrub(args.memory, progress=show)
+    show("", True) if sys.stderr.isatty() else None
+    sys.stdout.write(scrub_summary(report))
+    return 0
+
+
 def _ask(question: str) -> bool:
     sys.stderr.write(f"{question} [y/N] ")
     sys.stderr.flush()
@@ -202,6 +213,10 @@ def build_parser() -> argparse.ArgumentParser:
             "--from", dest="source", metavar="local|PATH", help="the local memory to publish (default: local)"
         )
         pb.set_defaults(func=cmd_publish)
+
+    sc = sub.add_parser("scrub", help="redact in place every secret the publish gate finds (local memory only)")
+    sc.add_argument("--memory", metavar="local|PATH", help="which memory (default: local)")
+    sc.set_defaults(func=cmd_scrub)
     return p
 
 

@@ -63,6 +63,12 @@ class _Table:
             return pa.table({})
         return ds.to_table(columns=[c for c in columns if c in ds.schema.names])
 
+    def rewrite(self, table: pa.Table) -> None:
+        """Replace the whole table, same row order, in one commit; older versions are deleted.
+        Only scrub calls this (the one audited rewrite); the caller holds the writer lock."""
+        lt.overwrite(self.path, table)
+        self.reload()
+
     def _append(self, table: pa.Table) -> int:
         """One atomic commit; returns the row position of the first appended row."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
