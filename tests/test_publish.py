@@ -298,3 +298,21 @@ def test_publish_target_must_be_a_hub_repo(funes_home):
     with pytest.raises(UsageError, match="Hub dataset"):
         publish.publish(publish.Options(memory="/tmp/somewhere"))
     assert np is not None
+
+
+def test_push_alias_and_funes_remote_name_the_target(hub, funes_home):
+    _memory()
+    p = _run(funes_home, hub, "push", FUNES_REMOTE=hub.repo_id)
+    assert p.returncode == 1 and f"funes: {hub.repo_id} doesn't exist on the Hub" in p.stderr
+    assert "hint: re-run with --create" in p.stderr
+    p = _run(funes_home, hub, "push", "--create", FUNES_REMOTE=hub.repo_id)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith(f"{hub.repo_id}: published 12 chunks in 1 shard (commit ")
+    assert "  created " in p.stdout and "  dataset card created" in p.stdout
+    p = _run(funes_home, hub, "publish", f"hf://datasets/{hub.repo_id}")
+    assert p.returncode == 0 and p.stdout.startswith(f"{hub.repo_id}: already up to date (12 chunks, commit ")
+
+
+def test_publish_without_a_target_is_a_usage_error(hub, funes_home):
+    p = _run(funes_home, hub, "publish", FUNES_REMOTE="")
+    assert p.returncode == 2 and "funes: publish needs a Hub dataset" in p.stderr
