@@ -190,6 +190,11 @@ def test_a_dropped_connection_leaves_nothing_partial_and_the_next_publish_comple
     assert hub.files() == mem_files
     assert _publish(hub).published == 1
     assert len(_remote_ids(hub)) == len(set(_remote_ids(hub))) == 13
+    # a shard upload cut halfway is retried by the client; the publish still lands once
+    _add_turn(Memory.resolve(None), "s2", 10, "upload cut once")
+    hub.server.faults["drop_upload"] = [True]
+    assert _publish(hub).published == 1 and not hub.server.faults["drop_upload"]
+    assert len(_remote_ids(hub)) == len(set(_remote_ids(hub))) == 14
 
 
 def _second_home(funes_home, extra_session: str):

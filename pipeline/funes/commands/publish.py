@@ -58,10 +58,11 @@ class Report:
 
 def publish(opts: Options, progress=lambda msg, transient=False: None) -> Report:
     target = spec.parse(opts.memory)
-    if not target.is_hub or target.revision:
+    if target.repo_id is None or target.revision:
         raise UsageError(f"publish sends a memory to a Hub dataset, not to {opts.memory}", "give owner/name")
+    repo_id = target.repo_id
     mem = Memory.resolve(opts.source).require()
-    report = Report(target.repo_id)
+    report = Report(repo_id)
     if not opts.no_embed and len(mem.pending_rows()):
         from funes.commands.index import embed_pending
 
@@ -70,14 +71,14 @@ def publish(opts: Options, progress=lambda msg, transient=False: None) -> Report
     report.pending = len(mem.pending_rows())
     gate.require_scanners()
     hub.require_token()
-    remote = _target_repo(target.repo_id, opts, report)
+    remote = _target_repo(repo_id, opts, report)
     for attempt in range(RETRIES):
         try:
             return _attempt(mem, target.uri, remote, report, progress)
         except hub.Conflict:
-            progress(f"{target.repo_id} moved during the publish; re-reading it (retry {attempt + 1})")
-            remote = hub.repo(target.repo_id) or remote
-    raise hub.HubError(f"{target.repo_id} kept moving while publishing ({RETRIES} tries)", "run the same command again")
+            progress(f"{repo_id} moved during the publish; re-reading it (retry {attempt + 1})")
+            remote = hub.repo(repo_id) or remote
+    raise hub.HubError(f"{repo_id} kept moving while publishing ({RETRIES} tries)", "run the same command again")
 
 
 def _target_repo(repo_id: str, opts: Options, report: Report) -> hub.Repo:
