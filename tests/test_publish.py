@@ -321,3 +321,27 @@ def test_push_alias_and_funes_remote_name_the_target(hub, funes_home):
 def test_publish_without_a_target_is_a_usage_error(hub, funes_home):
     p = _run(funes_home, hub, "publish", FUNES_REMOTE="")
     assert p.returncode == 2 and "funes: publish needs a Hub dataset" in p.stderr
+
+
+def test_after_scrub_the_held_back_rows_publish_redacted(hub, funes_home, monkeypatch):
+    from funes import models
+    from funes.commands.scrub import scrub
+    from retrieval_support import FakeEmbedder
+
+    class Embedder(FakeEmbedder):
+        def encode(self, texts, batch_size=64):
+            return super().encode(texts)
+
+    monkeypatch.setattr(models, "load_embedder", lambda: Embedder())
+    mem = _memory()
+    _add_turn(mem, "leaky", 0, f"my token is {GITHUB} keep it")
+    r = _publish(hub, create=True)
+    assert (r.published, r.held.rows, r.exit_code) == (12, 1, 2)
+    assert scrub().rewritten == 1
+    r = _publish(hub)
+    assert (r.published, r.held.rows, r.exit_code) == (1, 0, 0)
+    texts = []
+    for path, e in hub.files().items():
+        if path.endswith(".parquet"):
+            texts += pq.read_table(hub.server.store.blob_path(e["sha256"]), columns=["text"])["text"].to_pylist()
+    assert "my token is [REDACTED:GitHub] keep it" in texts and not any(GITHUB in t for t in texts)
