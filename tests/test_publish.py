@@ -345,3 +345,32 @@ def test_after_scrub_the_held_back_rows_publish_redacted(hub, funes_home, monkey
         if path.endswith(".parquet"):
             texts += pq.read_table(hub.server.store.blob_path(e["sha256"]), columns=["text"])["text"].to_pylist()
     assert "my token is [REDACTED:GitHub] keep it" in texts and not any(GITHUB in t for t in texts)
+
+
+@pytest.mark.parametrize(("answer", "created"), [("n", False), ("y", True)])
+def test_on_a_terminal_the_first_publish_asks_before_creating(hub, funes_home, answer, created):
+    import os
+    import pty
+
+    _memory()
+    master, slave = pty.openpty()
+    p = subprocess.Popen(
+        [*FUNES, "publish", hub.repo_id],
+        env=subprocess_env(funes_home, **hub.env()),
+        stdin=slave,
+        stderr=slave,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    os.close(slave)
+    seen = b""
+    while b"[y/N]" not in seen:
+        seen += os.read(master, 1024)
+    assert b"Create it as a private dataset?" in seen
+    os.write(master, f"{answer}\n".encode())
+    out, _ = p.communicate(timeout=120)
+    os.close(master)
+    assert (p.returncode == 0) is created
+    assert (hub.server.store.load(*hub.repo_id.split("/")) is not None) is created
+    if created:
+        assert out.startswith(f"{hub.repo_id}: published 12 chunks")
