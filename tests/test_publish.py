@@ -104,7 +104,13 @@ def test_remote_manifest_is_the_truth_when_receipts_are_lost(hub, funes_home):
     _publish(hub, create=True)
     shutil.rmtree(funes_home / "pushed")
     _add_turn(mem, "s0", 9, "after the receipts were lost")
+    hub.server.requests.clear()
     assert _publish(hub).published == 1
+    # the shard's ids were read by ranges (footer + id column), never the whole file
+    shard_reads = [m for m, path, status in hub.server.requests if "/resolve/" in path and "data/" in path]
+    assert shard_reads and all(
+        status == 206 or m == "HEAD" for m, path, status in hub.server.requests if "/data/" in path
+    )
     assert len(_remote_ids(hub)) == len(set(_remote_ids(hub))) == 13
 
 

@@ -177,7 +177,8 @@ def _sync_receipt(uri: str, remote: hub.Repo, man: dict, progress) -> receipts.R
     unread = [s["path"] for s in man["shards"] if s["path"] not in known.shards]
     for i, path in enumerate(unread, 1):
         progress(f"reading ids of {path} ({i}/{len(unread)})", True)
-        known.ids.update(mirror.read_ids(hub.download(remote.repo_id, path, remote.sha)))
+        with hub.open_at(remote.repo_id, path, remote.sha) as f:
+            known.ids.update(mirror.read_ids(f))
         known.shards.add(path)
     if unread:
         receipts.save(uri, known)
@@ -189,7 +190,7 @@ def _outgoing(mem: Memory, known: set[str]) -> tuple[np.ndarray, np.ndarray]:
     import pyarrow.compute as pc
 
     t = mem.vectors.scan(["id", "row"])
-    fresh = pc.invert(pc.is_in(t["id"], value_set=pa.array(sorted(known), pa.string())))
+    fresh = pc.invert(pc.is_in(t["id"], value_set=pa.array(list(known), pa.string())))
     idx = np.flatnonzero(fresh.to_numpy(zero_copy_only=False))
     ids, rows = t["id"].to_numpy(zero_copy_only=False)[idx], t["row"].to_numpy()[idx]
     _, first = np.unique(ids, return_index=True)  # a chunk embedded twice is published once

@@ -90,11 +90,11 @@ class ShardWriter:
         return self.shards
 
 
-def read_ids(path: Path) -> list[str]:
-    """The `id` column of one shard (the only column read)."""
+def read_ids(source) -> list[str]:
+    """The `id` column of one shard (a path or a seekable file; only that column is read)."""
     import pyarrow.parquet as pq
 
-    return pq.read_table(path, columns=["id"])["id"].to_pylist()
+    return pq.read_table(source, columns=["id"])["id"].to_pylist()
 
 
 def empty_manifest(model: str, dim: int) -> dict:
