@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from retrieval_support import chunk_rows, memory_with, session
 
 GITHUB = "ghp_Zq8Xv3Lm9Tb2Wc7Yd4Pk1Rf6Hs0Ja5NeQu8V"
@@ -28,17 +30,31 @@ def test_a_secret_split_across_two_chunks_is_caught_in_the_reassembled_block(fun
     assert ok == [False, True] and held.rows == 1 and held.kinds == {"GitHub": 1} and set(held.sessions) == {"s"}
 
 
-def test_status_counts_what_a_publish_would_hold_back_and_caches_it(funes_home):
-    from funes import scan
+def _counting_kingfisher(tmp_path, monkeypatch):
+    """FUNES_KINGFISHER pointed at a wrapper that logs each run, then runs the real binary."""
+    from funes.scan import kingfisher
+
+    real = kingfisher.binary()[0]
+    if real is None:
+        pytest.skip("kingfisher is not installed")
+    runs, wrapper = tmp_path / "runs.log", tmp_path / "kingfisher"
+    wrapper.write_text(f'#!/bin/sh\necho run >> "{runs}"\nexec "{real}" "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("FUNES_KINGFISHER", str(wrapper))
+    return lambda: len(runs.read_text().split()) if runs.exists() else 0
+
+
+def test_status_counts_what_a_publish_would_hold_back_and_caches_it(funes_home, tmp_path, monkeypatch):
     from funes.commands.status import status
 
+    runs = _counting_kingfisher(tmp_path, monkeypatch)
     mem = memory_with(session("a", ["clean one", f"leak {GITHUB}", "clean two"]), refresh=False)
     st = status()
     assert (st.held_back, st.held_kinds, st.gate) == (1, {"GitHub": 1}, "")
-    calls = scan.KINGFISHER_CALLS
-    assert status().held_back == 1 and calls == scan.KINGFISHER_CALLS  # cached: no scan at all
+    assert runs() == 1
+    assert status().held_back == 1 and runs() == 1  # cached: no scan at all
     mem.chunks.append(chunk_rows(_split_block("b", GITHUB, 6)))
-    assert status().held_back == 3 and calls + 1 == scan.KINGFISHER_CALLS  # only the new rows scanned
+    assert status().held_back == 3 and runs() == 2  # only the new rows scanned
 
 
 def test_status_says_publishing_is_blocked_when_a_scanner_is_missing(funes_home, monkeypatch):

@@ -17,6 +17,7 @@ from funes import scan
 from funes.errors import FunesError
 from funes.ingest.chunk import reconstruct
 from funes.memory.atomic import read_json, write_json
+from funes.scan import detectsecrets, kingfisher
 
 BLOCK_KEY = ("session_id", "turn_uuid", "block_idx")
 _SESSIONS_PER_QUERY = 256
@@ -37,17 +38,18 @@ class Held:
         return ", ".join(f"{k}×{n}" for k, n in sorted(self.kinds.items()))
 
 
-def require_scanners() -> dict[str, str]:
-    """Every engine's version, or GateUnavailable naming the one that is missing and the fix."""
-    found = scan.engines()
-    missing = {k: v for k, v in found.items() if v.startswith("unavailable")}
+def require_scanners() -> None:
+    """GateUnavailable naming the engine that is missing and the fix, unless all three can run
+    (the funes rules are built in; a broken Kingfisher binary is caught when it runs)."""
+    path, why = kingfisher.binary()
+    missing = None if path else ("kingfisher", why)
+    if missing is None and not detectsecrets.available():
+        missing = ("detect-secrets", "not installed")
     if missing:
-        name, why = next(iter(missing.items()))
         raise GateUnavailable(
-            f"the secret gate cannot run: {name} is {why}; nothing was published",
+            f"the secret gate cannot run: {missing[0]} is unavailable ({missing[1]}); nothing was published",
             "pip install kingfisher-bin detect-secrets (and unset FUNES_KINGFISHER), then run the same command again",
         )
-    return found
 
 
 def _pieces(chunks, sessions: list[str]) -> dict[tuple, list[tuple[int, str]]]:

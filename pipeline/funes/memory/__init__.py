@@ -47,12 +47,12 @@ class Memory:
         parsed = specs.parse(spec)
         if parsed.kind == "local":
             return cls(paths.memory_dir(), default=True)
-        if parsed.is_hub:
+        if parsed.path is None:  # a Hub repo: reading one is remote recall's job
             raise UsageError(
                 f"{parsed.uri} is a Hub memory; this command reads a local memory",
                 "give `local` or a folder path (publish to the Hub with `funes publish owner/name`)",
             )
-        p = parsed.path
+        p: Path = parsed.path
         # accept both the memory folder and its parent FUNES_HOME-like folder
         if not (p / "chunks.lance").exists() and (p / "memory" / "chunks.lance").exists():
             p = p / "memory"
