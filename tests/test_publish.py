@@ -380,3 +380,23 @@ def test_on_a_terminal_the_first_publish_asks_before_creating(hub, funes_home, a
     assert (hub.server.store.load(*hub.repo_id.split("/")) is not None) is created
     if created:
         assert out.startswith(f"{hub.repo_id}: published 12 chunks")
+
+
+def test_pending_chunks_are_embedded_first_then_published(hub, monkeypatch):
+    from funes import models
+    from retrieval_support import FakeEmbedder
+
+    class Embedder(FakeEmbedder):
+        def encode(self, texts, batch_size=64):
+            return super().encode(texts)
+
+    monkeypatch.setattr(models, "load_embedder", lambda: Embedder())
+    mem = _memory()
+    mem.chunks.append(chunk_rows(session("late", ["stored, not embedded yet", "me neither"])))
+    seen = []
+    from funes.commands import publish
+
+    r = publish.publish(publish.Options(memory=hub.repo_id, create=True), progress=lambda m, t=False: seen.append(m))
+    assert (r.embedded, r.pending, r.published) == (2, 0, 14)
+    assert any(m.startswith("embedded 2/2 chunks") for m in seen) and any("for secrets" in m for m in seen)
+    assert any(m.startswith("uploading 14 chunks") for m in seen)

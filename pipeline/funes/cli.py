@@ -100,7 +100,6 @@ def cmd_publish(args) -> int:
     opts = publish.Options(
         memory=target,
         source=args.source,
-        yes=args.yes,
         create=args.create,
         no_embed=args.no_embed,
         confirm=_ask if sys.stdin.isatty() and sys.stderr.isatty() and not args.yes else None,

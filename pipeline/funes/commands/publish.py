@@ -30,7 +30,6 @@ RETRIES = 5
 class Options:
     memory: str  # the Hub target: owner/name or hf://datasets/owner/name
     source: str | None = None  # the local memory to publish (default: local)
-    yes: bool = False
     create: bool = False
     no_embed: bool = False
     confirm: Callable[[str], bool] | None = None  # asks on a terminal; None = off-terminal
