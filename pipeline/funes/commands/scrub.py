@@ -60,10 +60,13 @@ def scrub(memory: str | None = None, progress=lambda msg, transient=False: None)
         if not report.rewritten:
             return report
         progress(f"rewriting {len(changed):,} chunk(s)", True)
-        mem.chunks.rewrite(new.cast(schema.arrow_schema("chunks")))
-        report.reembedded = _reembed(mem, changed, new)
-        shutil.rmtree(paths.index_dir(mem.path), ignore_errors=True)  # segments held the old text
+        # in this order, so a kill at any point leaves a state the next scrub (or index) completes:
+        # the indexes go first (they are rebuilt from the tables), the vectors of the redacted text
+        # before the text itself (a rerun still finds the secret and does both again)
+        shutil.rmtree(paths.index_dir(mem.path), ignore_errors=True)
         gate.forget(mem)
+        report.reembedded = _reembed(mem, changed, new)
+        mem.chunks.rewrite(new.cast(schema.arrow_schema("chunks")))
         progress("rebuilding search indexes", True)
         indexes.refresh(mem)
     return report
