@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from funes.errors import UsageError
-from funes.retrieval import rerank
+from funes.retrieval import multi, rerank
 from funes.retrieval.results import RecallResult
 from funes.retrieval.retriever import cached, normalize_harness
 
@@ -26,8 +26,8 @@ def recall(
     if k < 1 or candidates < 1 or neighbors < 0:
         raise UsageError("-k and --candidates must be at least 1, --neighbors at least 0")
     harness = normalize_harness(harness)
-    return cached(memory).recall(
-        query,
+    specs = memory_list(memory)
+    opts = dict(
         k=k,
         candidates=candidates,
         half_life=half_life,
@@ -36,3 +36,12 @@ def recall(
         block_type=block_type,
         harness=harness,
     )
+    if len(specs) == 1:
+        return cached(specs[0]).recall(query, **opts)
+    return multi.merge([cached(s).recall(query, **opts) for s in specs], k)
+
+
+def memory_list(memory: str | None) -> list[str | None]:
+    """`local,acme/mem` -> each memory once, in the order named (None = the default local memory)."""
+    specs = [s.strip() for s in (memory or "").split(",") if s.strip()]
+    return list(dict.fromkeys(specs)) or [None]

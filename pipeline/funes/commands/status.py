@@ -26,10 +26,13 @@ class Status:
     reranker: str | None = None
     reranker_note: str = ""
     now: float = 0.0
+    remote: dict = field(default_factory=dict)  # remotes: commit, offline, shards, published/cache bytes
 
 
-def status(memory: str | None = None) -> Status:
+def status(memory: str | None = None, progress=None) -> Status:
     mem = Memory.resolve(memory)
+    if mem.remote:
+        return _remote(mem, progress)
     state, message = mem.state()
     st = Status(label=mem.label, state=state.value, message=message, now=time.time())
     if state in (State.MISSING, State.EMPTY):
@@ -49,16 +52,55 @@ def status(memory: str | None = None) -> Status:
     return st
 
 
-def _counts(mem: Memory, ds, chunks: int) -> tuple[int, dict[str, int], dict[str, int]]:
-    """Sessions, chunks per harness and per block type: from the index facets when they cover every row."""
+def _remote(mem, progress) -> Status:
+    """A published memory at the commit this call resolved: counts from its snapshot's facets."""
+    from funes import models
+
+    mem.require()
+    snap = mem.snapshot(progress)
+    ix = snap.indexes()
+    st = Status(label=mem.label, state="ready", now=time.time(), chunks=ix.rows, vectors=ix.vector_rows)
+    st.sessions, st.by_harness, st.by_type = _facet_counts(ix.facets)
+    st.pending_vectors = ix.rows - ix.vector_rows
+    st.last_indexed = _epoch(snap.manifest.get("updated"))
+    st.embedder = models.embedder_id()
+    st.reranker, st.reranker_note = models.reranker_status()
+    st.remote = {
+        "commit": snap.commit,
+        "offline": snap.offline,
+        "shards": len(snap.shards),
+        "published_bytes": sum(s.local.stat().st_size for s in snap.shards),
+        "cache_bytes": sum(s.local.stat().st_size for s in snap.shards) + _tree_bytes(mem.path),
+        "index_bytes": _tree_bytes(mem.path),
+        "model": snap.manifest.get("embedding_model"),
+    }
+    return st
+
+
+def _epoch(stamp) -> float | None:
+    from funes.memory import facets
+
+    value = facets.epoch(stamp if isinstance(stamp, str) else None)
+    return None if value != value else value  # NaN: no stamp
+
+
+def _tree_bytes(folder) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.exists() else 0
+
+
+def _facet_counts(fac) -> tuple[int, dict[str, int], dict[str, int]]:
     import numpy as np
 
+    harness = _named(np.bincount(np.asarray(fac.harness), minlength=len(fac.harnesses)), fac.harnesses)
+    kinds = _named(np.bincount(np.asarray(fac.block_type), minlength=len(fac.block_types)), fac.block_types)
+    return fac.n_sessions, harness, kinds
+
+
+def _counts(mem: Memory, ds, chunks: int) -> tuple[int, dict[str, int], dict[str, int]]:
+    """Sessions, chunks per harness and per block type: from the index facets when they cover every row."""
     ix = indexes.load(mem)
     if ix is not None and ix.rows == chunks:
-        fac = ix.facets
-        harness = _named(np.bincount(np.asarray(fac.harness), minlength=len(fac.harnesses)), fac.harnesses)
-        kinds = _named(np.bincount(np.asarray(fac.block_type), minlength=len(fac.block_types)), fac.block_types)
-        return fac.n_sessions, harness, kinds
+        return _facet_counts(ix.facets)
     cols = [c for c in ("session_id", "harness", "block_type") if c in ds.schema.names]
     table = ds.to_table(columns=cols)
     sessions = len(set(table["session_id"].to_pylist()))

@@ -11,7 +11,13 @@ import numpy as np
 import pyarrow as pa
 
 from funes import models, paths, schema
-from funes.errors import MemoryIncompatible, MemoryMissing, MemoryUnreadable
+from funes.errors import (
+    MemoryIncompatible,
+    MemoryMissing,
+    MemoryOffline,
+    MemoryUnauthorized,
+    MemoryUnreadable,
+)
 from funes.memory import lance as lt
 
 MANIFEST = "manifest.json"
@@ -23,6 +29,19 @@ class State(Enum):
     MISSING = "missing"  # nothing at that location
     INCOMPATIBLE = "incompatible"  # built with another embedding model or schema
     UNREADABLE = "unreadable"
+    OFFLINE = "offline"  # a remote the Hub cannot be asked about, with nothing usable cached
+    UNAUTHORIZED = "unauthorized"  # a remote the Hub will not show this token (or no token)
+
+
+def refusal(state: State, message: str):
+    """The FunesError a non-ready state raises, its message the memory's own sentence."""
+    kinds = {
+        State.INCOMPATIBLE: MemoryIncompatible,
+        State.UNREADABLE: MemoryUnreadable,
+        State.OFFLINE: MemoryOffline,
+        State.UNAUTHORIZED: MemoryUnauthorized,
+    }
+    return kinds.get(state, MemoryMissing)(message)
 
 
 @dataclass
@@ -30,12 +49,22 @@ class Memory:
     path: Path  # the memory folder (holds chunks.lance, vectors.lance, index/)
     default: bool = True  # the default local memory under FUNES_HOME
 
+    remote = False
+
     @classmethod
-    def resolve(cls, spec: str | None = None) -> Memory:
-        """`local`/None -> $FUNES_HOME/memory; anything else is a local path (~ expanded)."""
-        spec = (spec or "").strip()
-        if spec in ("", "local"):
+    def resolve(cls, spec: str | None = None):
+        """`local`/None -> $FUNES_HOME/memory; `owner/name` or `hf://datasets/owner/name[@rev]` -> a
+        RemoteMemory; anything else is a local path (~ expanded)."""
+        from funes.memory import spec as specs
+
+        parsed = specs.parse(spec)
+        if parsed.kind == "local":
             return cls(paths.memory_dir(), default=True)
+        if parsed.is_hub:
+            from funes.memory.remote import RemoteMemory
+
+            return RemoteMemory(parsed.repo_id, parsed.revision)
+        spec = (spec or "").strip()
         p = Path(spec).expanduser()
         # accept both the memory folder and its parent FUNES_HOME-like folder
         if not (p / "chunks.lance").exists() and (p / "memory" / "chunks.lance").exists():
@@ -45,6 +74,10 @@ class Memory:
     @property
     def label(self) -> str:
         return "local" if self.default else str(self.path)
+
+    @property
+    def key(self) -> str:
+        return f"{self.path}|{self.default}"
 
     # ---- state -------------------------------------------------------------------------------
 
@@ -81,8 +114,7 @@ class Memory:
         st, msg = self.state()
         if st is State.READY:
             return self
-        cls = {State.INCOMPATIBLE: MemoryIncompatible, State.UNREADABLE: MemoryUnreadable}.get(st, MemoryMissing)
-        raise cls(msg)
+        raise refusal(st, msg)
 
     # ---- tables ------------------------------------------------------------------------------
 

@@ -31,6 +31,7 @@ class Hit:
     recency: float = 1.0
     ranks: dict[str, int] = field(default_factory=dict)  # leg -> rank ("vector", "bm25")
     neighbors: list[Neighbor] = field(default_factory=list)
+    memory: str | None = None  # label of the memory holding it, when a recall read several
 
 
 @dataclass

@@ -58,9 +58,12 @@ def shared_reranker():
 
 
 def cached(spec: str | None = None) -> Retriever:
-    """This process's Retriever for a memory spec (the memory's state is checked on every call)."""
+    """This process's Retriever for a memory spec (the memory's state is checked on every call).
+
+    A remote's key includes the commit its state resolved, so a new publish gets a new Retriever.
+    """
     memory = Memory.resolve(spec).require()
-    key = f"{memory.path}|{memory.default}"
+    key = memory.key
     if key not in _RETRIEVERS:
         _RETRIEVERS[key] = Retriever(memory)
     return _RETRIEVERS[key]
@@ -101,7 +104,15 @@ class Retriever:
         return self._reranker
 
     def indexes(self) -> indexes.Indexes | None:
-        """The current indexes (reloaded when a refresh replaced the manifest; healed when stale)."""
+        """The current indexes (reloaded when a refresh replaced the manifest; healed when stale).
+
+        A remote memory's are its snapshot's, fixed for the commit the memory resolved.
+        """
+        if self.memory.remote:
+            if self._ix is None:
+                snap = self.memory.snapshot()
+                self._ix, self._ds = snap.indexes(), snap.table()
+            return self._ix
         folder = indexes.index_dir(self.memory)
         if self._ix is None or indexes.manifest_stamp(folder) != self._ix.stamp:
             self._ix, self._ds = indexes.load(self.memory), self.memory.chunks()
@@ -110,6 +121,8 @@ class Retriever:
         return self._ix
 
     def chunks(self):
+        if self._ds is None and self.memory.remote:
+            self.indexes()
         if self._ds is None:
             self._ds = self.memory.chunks()
         return self._ds
