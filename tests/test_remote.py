@@ -249,3 +249,36 @@ def test_vectors_of_a_shard_are_searched_with_global_row_numbers(remote_hub, mod
     _reader(remote_hub, monkeypatch, tmp_path)
     remote = recall("qqq", memory=REPO, half_life=0, k=3)
     assert _ids(local) == _ids(remote) and remote.hits[0].row == 20
+
+
+def test_cli_remote_recall_get_line_pastes_and_status_prints(remote_hub, monkeypatch, tmp_path):
+    """The real `funes` in subprocesses (real embedder): a remote hit's `→ get` line runs as printed."""
+    import subprocess
+    import sys
+
+    from conftest import subprocess_env
+
+    rows = _rows(3)
+    vecs = unit_vectors(len(rows), dim=384, seed=5)
+    publish(memory_with(rows, {i: vecs[i] for i in range(len(rows))}), REPO)
+    _reader(remote_hub, monkeypatch, tmp_path)
+    env = subprocess_env(tmp_path / "reader" / ".funes", **remote_hub.env())
+
+    def funes(*args):
+        return subprocess.run(
+            [sys.executable, "-m", "funes.cli", *args], env=env, capture_output=True, text=True, timeout=300
+        )
+
+    out = funes("recall", "redis", "cache", "--memory", REPO, "--half-life", "0", "-k", "3")
+    assert out.returncode == 0, out.stderr
+    line = next(ln for ln in out.stdout.splitlines() if ln.startswith("  → get "))
+    assert line.endswith(f"--memory hf://datasets/{REPO}")
+    again = funes(*line.split()[1:], "--window", "0")
+    assert again.returncode == 0 and again.stdout.count("\n---\n") == 1, again.stderr
+    st = funes("status", REPO)
+    assert st.returncode == 0, st.stderr
+    assert st.stdout.startswith(f"memory: hf://datasets/{REPO}\nchunks: 15\nsessions: 3\n")
+    assert "\ncommit: " in st.stdout and "\ncache: " in st.stdout
+    gone = funes("recall", "x", "--memory", "alice/nope")
+    assert gone.returncode == 1 and gone.stderr.startswith("funes: hf://datasets/alice/nope doesn't exist")
+    assert "Traceback" not in out.stderr + again.stderr + st.stderr + gone.stderr

@@ -61,6 +61,7 @@ def cmd_recall(args) -> int:
         neighbors=args.neighbors,
         block_type=args.type,
         harness=args.harness,
+        progress=_progress_printer(),
     )
     sys.stdout.write(render.recall_json(result) if args.json else render.recall_agent(result))
     return 0
@@ -70,7 +71,7 @@ def cmd_get(args) -> int:
     from funes import render
     from funes.commands.get import get
 
-    result = get(args.session_id, args.turn_uuid, memory=args.memory, window=args.window)
+    result = get(args.session_id, args.turn_uuid, memory=args.memory, window=args.window, progress=_progress_printer())
     human = args.format == "human" or (args.format is None and sys.stdin.isatty() and sys.stdout.isatty())
     if human:
         width = min(max(_int_env("COLUMNS", 100), 40), 120)
@@ -85,7 +86,7 @@ def cmd_status(args) -> int:
     from funes import render
     from funes.commands.status import status
 
-    st = status(args.memory or args.memory_pos)
+    st = status(args.memory or args.memory_pos, progress=_progress_printer())
     sys.stdout.write(render.status_json(st) if args.json else render.status_text(st))
     return 0
 
@@ -135,7 +136,12 @@ def build_parser() -> argparse.ArgumentParser:
     rc.add_argument("--neighbors", type=int, default=1, metavar="W", help="attach chunks within W seqs (default 1)")
     rc.add_argument("--type", choices=("text", "thinking", "tool_use", "tool_result"), help="only this block type")
     rc.add_argument("--harness", metavar=HARNESSES, help="only this agent's sessions")
-    rc.add_argument("--memory", metavar="local|PATH", help="which memory (default: local)")
+    rc.add_argument(
+        "--memory",
+        metavar="MEMORY[,MEMORY…]",
+        help="local, a path, owner/name or hf://datasets/owner/name[@rev]; comma-separated memories are "
+        "recalled as one ranking (default: local)",
+    )
     rc.add_argument("--json", action="store_true", help="one JSON document instead of the agent format")
     rc.set_defaults(func=cmd_recall)
 
@@ -143,14 +149,14 @@ def build_parser() -> argparse.ArgumentParser:
     gt.add_argument("session_id")
     gt.add_argument("turn_uuid")
     gt.add_argument("--window", type=int, default=3, help="turns either side, by seq (default 3)")
-    gt.add_argument("--memory", metavar="local|PATH", help="the memory named by the hit's → get line")
+    gt.add_argument("--memory", metavar="MEMORY", help="the memory named by the hit's → get line")
     gt.add_argument("--format", choices=("human", "agent"), help="default: human on a terminal, else agent")
     gt.add_argument("--highlight", metavar="TEXT", help="mark where TEXT first occurs (human format)")
     gt.set_defaults(func=cmd_get)
 
     st = sub.add_parser("status", help="what the memory holds and how fresh its indexes are")
     st.add_argument("memory_pos", nargs="?", metavar="MEMORY", help=argparse.SUPPRESS)
-    st.add_argument("--memory", metavar="local|PATH", help="which memory (default: local)")
+    st.add_argument("--memory", metavar="MEMORY", help="local, a path, owner/name or hf://datasets/owner/name")
     st.add_argument("--json", action="store_true", help="machine-readable")
     st.set_defaults(func=cmd_status)
     return p

@@ -201,15 +201,38 @@ def status_text(st) -> str:
         )
     else:
         lines.append("waiting for vectors: 0")
-    if st.last_indexed is not None:
-        lines.append(f"last indexed: {stamp(st.last_indexed)} ({age(st.last_indexed, st.now)})")
-    lines.append("search index: " + _freshness(st.index))
+    if st.remote:
+        lines += _remote_lines(st)
+    else:
+        if st.last_indexed is not None:
+            lines.append(f"last indexed: {stamp(st.last_indexed)} ({age(st.last_indexed, st.now)})")
+        lines.append("search index: " + _freshness(st.index))
     lines.append(f"embedder: {st.embedder}")
     if st.reranker:
         lines.append(f"reranker: {st.reranker}" + (f" ({st.reranker_note})" if st.reranker_note else ""))
     else:
         lines.append(f"reranker: none — {st.reranker_note}")
     return "\n".join(lines) + "\n"
+
+
+def _remote_lines(st) -> list[str]:
+    r = st.remote
+    lines = [f"last publish: {stamp(st.last_indexed)} ({age(st.last_indexed, st.now)})"] if st.last_indexed else []
+    served = " — offline, served from the cache" if r["offline"] else ""
+    lines.append(f"commit: {r['commit']}{served}")
+    lines.append(
+        f"cache: {size(r['cache_bytes'])} ({r['shards']} shard{'s' if r['shards'] != 1 else ''} "
+        f"{size(r['published_bytes'])} in the HF cache, indexes {size(r['index_bytes'])})"
+    )
+    return lines
+
+
+def size(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GB"
 
 
 def _freshness(ix: dict) -> str:

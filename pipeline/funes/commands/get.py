@@ -7,9 +7,9 @@ from funes.retrieval.results import GetResult
 from funes.retrieval.retriever import cached
 
 
-def get(session_id: str, turn_uuid: str, *, memory: str | None = None, window: int = 3) -> GetResult:
+def get(session_id: str, turn_uuid: str, *, memory: str | None = None, window: int = 3, progress=None) -> GetResult:
     if not (session_id or "").strip() or not (turn_uuid or "").strip():
         raise UsageError("get needs a session id and a turn id — copy them from a recall hit's `→ get` line")
     if window < 0:
         raise UsageError("--window must be 0 or more")
-    return cached(memory).get(session_id, turn_uuid, window)
+    return cached(memory, progress).get(session_id, turn_uuid, window)

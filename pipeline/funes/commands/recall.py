@@ -19,6 +19,7 @@ def recall(
     neighbors: int = 1,
     block_type: str | None = None,
     harness: str | None = None,
+    progress=None,
 ) -> RecallResult:
     query = " ".join((query or "").split())
     if not query:
@@ -37,8 +38,8 @@ def recall(
         harness=harness,
     )
     if len(specs) == 1:
-        return cached(specs[0]).recall(query, **opts)
-    return multi.merge([cached(s).recall(query, **opts) for s in specs], k)
+        return cached(specs[0], progress).recall(query, **opts)
+    return multi.merge([cached(s, progress).recall(query, **opts) for s in specs], k)
 
 
 def memory_list(memory: str | None) -> list[str | None]:

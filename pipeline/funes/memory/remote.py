@@ -145,8 +145,7 @@ class RemoteMemory:
                 snap.downloaded.append(e["path"])
             shard = sh.Shard(e["path"], e["sha256"], int(e["rows"]), local)
             folder = self.path / e["sha256"]
-            say(f"indexing {e['path']} [{i}/{len(entries)}]", True)
-            meta, built = sh.ensure_segment(shard, folder)
+            meta, built = sh.ensure_segment(shard, folder, say)
             if built:
                 snap.built.append(e["path"])
             if meta["rows"] != shard.rows:
@@ -157,6 +156,8 @@ class RemoteMemory:
             snap.folders.append(folder)
             snap.metas.append(meta)
         checks.save()
+        if snap.downloaded or snap.built:
+            say("", True)  # a terminal's progress line is cleared again
         self._snapshot = snap
         return snap
 

@@ -57,11 +57,13 @@ def read_segment(folder: Path) -> dict | None:
     return meta if isinstance(meta, dict) and meta.get("format") == FORMAT else None
 
 
-def ensure_segment(shard: Shard, folder: Path) -> tuple[dict, bool]:
+def ensure_segment(shard: Shard, folder: Path, say=None) -> tuple[dict, bool]:
     """The shard's segment metadata, building the folder first when it is not there; (meta, built)."""
     meta = read_segment(folder)
     if meta is not None:
         return meta, False
+    if say:
+        say(f"indexing {shard.path} ({shard.rows} chunks)", True)
     tmp = folder.with_name(f".{folder.name}.{uuid.uuid4().hex[:8]}.tmp")
     try:
         meta = build_segment(shard.local, tmp)

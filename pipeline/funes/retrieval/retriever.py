@@ -57,7 +57,7 @@ def shared_reranker():
     return _MODELS["reranker"]
 
 
-def cached(spec: str | None = None) -> Retriever:
+def cached(spec: str | None = None, progress=None) -> Retriever:
     """This process's Retriever for a memory spec (the memory's state is checked on every call).
 
     A remote's key includes the commit its state resolved, so a new publish gets a new Retriever.
@@ -66,6 +66,7 @@ def cached(spec: str | None = None) -> Retriever:
     key = memory.key
     if key not in _RETRIEVERS:
         _RETRIEVERS[key] = Retriever(memory)
+    _RETRIEVERS[key].progress = progress
     return _RETRIEVERS[key]
 
 
@@ -81,6 +82,7 @@ class Retriever:
         self._ix: indexes.Indexes | None = None
         self._ds = None
         self._seen: tuple | None = None  # table + manifest stamps at the last staleness check
+        self.progress = None  # (msg, transient) callback: a remote's downloads and segment builds
 
     @classmethod
     def open(cls, spec: str | None = None, **kw) -> Retriever:
@@ -110,7 +112,7 @@ class Retriever:
         """
         if self.memory.remote:
             if self._ix is None:
-                snap = self.memory.snapshot()
+                snap = self.memory.snapshot(self.progress)
                 self._ix, self._ds = snap.indexes(), snap.table()
             return self._ix
         folder = indexes.index_dir(self.memory)
