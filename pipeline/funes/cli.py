@@ -7,7 +7,7 @@ import os
 import sys
 
 from funes import __version__
-from funes.errors import FunesError
+from funes.errors import FunesError, UsageError
 
 HARNESSES = "claude|codex|pi|hermes"
 
@@ -91,6 +91,34 @@ def cmd_status(args) -> int:
     return 0
 
 
+def cmd_publish(args) -> int:
+    from funes.commands import publish
+    from funes.render_publish import publish_summary
+
+    target = args.memory or os.environ.get("FUNES_REMOTE", "").strip()
+    if not target:
+        raise UsageError("publish needs a Hub dataset: funes publish owner/name", "or set FUNES_REMOTE=owner/name")
+    opts = publish.Options(
+        memory=target,
+        source=args.source,
+        yes=args.yes,
+        create=args.create,
+        no_embed=args.no_embed,
+        confirm=_ask if sys.stdin.isatty() and sys.stderr.isatty() and not args.yes else None,
+    )
+    show = _progress_printer()
+    report = publish.publish(opts, progress=show)
+    show("", True) if sys.stderr.isatty() else None
+    sys.stdout.write(publish_summary(report))
+    return report.exit_code
+
+
+def _ask(question: str) -> bool:
+    sys.stderr.write(f"{question} [y/N] ")
+    sys.stderr.flush()
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
 def _int_env(name: str, default: int) -> int:
     try:
         return int(os.environ.get(name, ""))
@@ -159,6 +187,27 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--memory", metavar="MEMORY", help="local, a path, owner/name or hf://datasets/owner/name")
     st.add_argument("--json", action="store_true", help="machine-readable")
     st.set_defaults(func=cmd_status)
+
+    for name in ("publish", "push"):
+        pb = sub.add_parser(
+            name,
+            help="publish the local memory to a private Hugging Face dataset"
+            if name == "publish"
+            else "alias of publish (the original's name)",
+        )
+        pb.add_argument(
+            "memory",
+            nargs="?",
+            metavar="MEMORY",
+            help="owner/name or hf://datasets/owner/name (default: $FUNES_REMOTE)",
+        )
+        pb.add_argument("--create", action="store_true", help="create the repo (private) when it does not exist")
+        pb.add_argument("--yes", "-y", action="store_true", help="ask nothing (a missing repo still needs --create)")
+        pb.add_argument("--no-embed", action="store_true", help="publish only what is embedded; say how many wait")
+        pb.add_argument(
+            "--from", dest="source", metavar="local|PATH", help="the local memory to publish (default: local)"
+        )
+        pb.set_defaults(func=cmd_publish)
     return p
 
 
