@@ -1,24 +1,28 @@
 """Remote memories end to end: publish from one FUNES_HOME, recall/get/status from another through the HF cache.
 
-Real pieces only: the local test Hub (tests/hubserver.py) with the real huggingface_hub client,
-real Parquet shards in h8's layout, real faiss/bm25 segments; requests are counted at the server.
+Real pieces only: the local test Hub (conftest `hub`) with the real huggingface_hub client, the
+real `funes publish`, real Parquet shards, real faiss/bm25 segments; requests are counted at the
+server. "Another machine" is another FUNES_HOME and an empty HF cache (remote_support.Remote).
 """
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import pytest
 
-import remote_support
-from remote_support import publish
-from test_retrieval_support import FakeEmbedder, add_vectors, memory_with, session, unit_vectors
+from remote_support import Remote
+from test_retrieval_support import FakeEmbedder, add_vectors, chunk_rows, memory_with, session, unit_vectors
 
-REPO = "alice/mem"
+WORDS = ["streaming parser", "redis cache", "eviction storms", "tokenizer", "lance fragments", "faiss ivf"]
 
 
 @pytest.fixture
-def remote_hub(tmp_path, monkeypatch, funes_home):
-    yield from remote_support.serve(tmp_path, monkeypatch)
+def remote(hub, monkeypatch, tmp_path) -> Remote:
+    r = Remote(hub, monkeypatch, tmp_path)
+    r.machine("publisher")
+    return r
 
 
 @pytest.fixture
@@ -28,257 +32,237 @@ def models(monkeypatch):
 
     emb = FakeEmbedder({"why streaming parser": unit_vectors(1, seed=7)[0]})
     monkeypatch.setattr(retriever, "_MODELS", {"reranker": None, "embedder": emb})
-    monkeypatch.setattr(retriever, "_RETRIEVERS", {})
     return emb
 
 
-def _rows(n_sessions: int = 6, turns: int = 5) -> list[dict]:
-    words = ["streaming parser", "redis cache", "eviction storms", "tokenizer", "lance fragments", "faiss ivf"]
+def _rows(sessions: range, turns: int = 5) -> list[dict]:
     rows = []
-    for s in range(n_sessions):
-        texts = [f"turn {t} of session {s}: we discussed the {words[(s + t) % len(words)]}" for t in range(turns)]
+    for s in sessions:
+        texts = [f"turn {t} of session {s}: we discussed the {WORDS[(s + t) % len(WORDS)]}" for t in range(turns)]
         rows += session(f"sess-{s:04d}", texts, ts=f"2026-06-{10 + s:02d}T01:29:59.000Z")
     return rows
 
 
-def _publisher(n_sessions: int = 6):
-    rows = _rows(n_sessions)
-    vecs = unit_vectors(len(rows), seed=3)
-    return memory_with(rows, {i: vecs[i] for i in range(len(rows))})
+def _add(rows: list[dict], dim: int = 16, seed: int = 3) -> None:
+    """Append embedded rows to this machine's local memory (indexes refreshed)."""
+    from funes.memory import Memory, indexes
+
+    mem = Memory.resolve(None)
+    start = mem.append_chunks(chunk_rows(rows))
+    add_vectors(mem, range(start, start + len(rows)), unit_vectors(len(rows), dim, seed + start))
+    indexes.refresh(mem)
 
 
-def _reader(hub, monkeypatch, tmp_path, name: str = "reader"):
-    """Another machine: its own FUNES_HOME and an empty HF cache; nothing of this process's Retrievers."""
-    from funes.retrieval import retriever
-
-    monkeypatch.setenv("FUNES_HOME", str(tmp_path / name / ".funes"))
-    monkeypatch.setattr(retriever, "_RETRIEVERS", {})
-    return hub.new_cache(name + "-hf")
+def _publish_in_steps(remote: Remote, steps=((0, 2), (2, 4), (4, 6))) -> list[str]:
+    """Three publishes of two sessions each: three shards, like a host publishing at session ends."""
+    heads = []
+    for lo, hi in steps:
+        _add(_rows(range(lo, hi)))
+        heads.append(remote.publish())
+    return heads
 
 
 def _ids(result):
     return [(h.id, h.session_id, h.turn_uuid) for h in result.hits]
 
 
-def test_remote_recall_equals_publishers_local_recall_and_warm_calls_download_nothing(
-    remote_hub, models, monkeypatch, tmp_path
-):
+def _scores(result):
+    return [round(h.score, 6) for h in result.hits]
+
+
+def test_remote_recall_equals_the_publishers_local_recall_and_a_warm_call_downloads_nothing(remote, models):
     from funes.commands.recall import recall
 
-    mem = _publisher()
-    publish(mem, REPO, max_rows=12)  # several shards
-    queries = ["streaming parser", "why streaming parser", "redis eviction"]
-    local = [recall(q, half_life=0, k=5) for q in queries]
-    _reader(remote_hub, monkeypatch, tmp_path)
-    before = len(remote_hub.requests)
-    remote = [recall(q, memory=REPO, half_life=0, k=5) for q in queries]
-    for a, b in zip(local, remote):
-        assert _ids(a) == _ids(b) and _ids(a)
-        assert [round(h.score, 6) for h in a.hits] == [round(h.score, 6) for h in b.hits]
-    assert remote[0].label == f"hf://datasets/{REPO}"
-    assert len(remote_hub.resolve_gets(before)) == 3  # 30 rows / 12 per shard
+    _publish_in_steps(remote)
+    queries = ["streaming parser", "why streaming parser", "redis eviction", "turn 3 tokenizer"]
+    local = [recall(q, half_life=0, k=6) for q in queries]
+    remote.machine("reader")
+    mark = len(remote.requests)
+    far = [recall(q, memory=remote.repo, half_life=0, k=6) for q in queries]
+    for a, b in zip(local, far):
+        assert _ids(a) and _ids(a) == _ids(b) and _scores(a) == _scores(b)
+    assert far[0].label == remote.uri
+    assert len(remote.shard_gets(mark)) == 3
 
-    # a new process at the same head: one head lookup, no file request at all
-    from funes.retrieval import retriever
-
-    monkeypatch.setattr(retriever, "_RETRIEVERS", {})
-    before = len(remote_hub.requests)
-    again = recall("streaming parser", memory=REPO, half_life=0, k=5)
-    assert _ids(again) == _ids(remote[0])
-    assert [(m, p) for m, p, _ in remote_hub.requests[before:]] == [("GET", f"/api/datasets/{REPO}/revision/main")]
+    remote.restart()  # a new process at the same head: one head lookup, no file request at all
+    mark = len(remote.requests)
+    again = recall("streaming parser", memory=remote.uri, half_life=0, k=6)
+    assert _ids(again) == _ids(far[0])
+    assert remote.since(mark) == [("GET", f"/api/datasets/{remote.repo}/revision/main")]
 
 
-def test_a_new_publish_costs_the_reader_exactly_the_new_shard(remote_hub, models, monkeypatch, tmp_path):
+def test_a_new_publish_costs_the_reader_exactly_the_new_shard(remote, models):
     from funes.commands.recall import recall
-    from funes.memory import Memory
+    from funes.paths import remote_dir
 
-    publisher_home = tmp_path / "home" / ".funes"
-    mem = _publisher()
-    publish(mem, REPO, max_rows=12)
-    _reader(remote_hub, monkeypatch, tmp_path)
-    assert "late-t0" not in [h.turn_uuid for h in recall("zeppelin", memory=REPO).hits]
-    segments = sorted(p.name for p in (tmp_path / "reader" / ".funes" / "remote" / "alice" / "mem").iterdir())
+    _publish_in_steps(remote, ((0, 3),))
+    remote.machine("reader")
+    assert "late-t0" not in [h.turn_uuid for h in recall("zeppelin", memory=remote.repo).hits]
+    segments = {p.name for p in remote_dir(remote.repo).iterdir()}
 
-    monkeypatch.setenv("FUNES_HOME", str(publisher_home))
-    hub_cache = remote_hub.new_cache("publisher-hf")
-    pub = Memory.resolve(None)
-    row = pub.append_chunks(_new_turn())
-    add_vectors(pub, [row], unit_vectors(1, seed=99))  # publish embeds pending rows first
-    publish(pub, REPO, max_rows=12)
-    assert hub_cache.exists()
+    remote.machine("publisher")
+    _add(session("late", ["the zeppelin decision, finally"], ts="2026-06-30T00:00:00.000Z"))
+    remote.publish()
 
-    _reader(remote_hub, monkeypatch, tmp_path)
-    before = len(remote_hub.requests)
-    found = recall("zeppelin", memory=REPO, half_life=0)
-    gets = remote_hub.resolve_gets(before)
-    assert len(gets) == 1 and gets[0].endswith(".parquet") and "/data/000003-" in gets[0]
-    assert "late-t0" in [h.turn_uuid for h in found.hits]
-    now = sorted(p.name for p in (tmp_path / "reader" / ".funes" / "remote" / "alice" / "mem").iterdir())
-    assert set(segments) < set(now) and len(set(now) - set(segments)) == 1 + 0  # one new segment folder
+    remote.machine("reader")
+    mark = len(remote.requests)
+    found = recall("zeppelin", memory=remote.repo, half_life=0)
+    gets = remote.shard_gets(mark)
+    assert len(gets) == 1 and "/data/000001-" in gets[0]
+    assert found.hits[0].turn_uuid == "late-t0"
+    now = {p.name for p in remote_dir(remote.repo).iterdir()}
+    assert segments < now and len({n for n in now - segments if len(n) == 64}) == 1  # one new segment
 
 
-def _new_turn():
-    from test_retrieval_support import chunk_rows
-
-    return chunk_rows(session("late", ["the zeppelin decision, finally"], ts="2026-06-30T00:00:00.000Z"))
-
-
-def test_offline_warm_cache_answers_and_cold_cache_says_offline(remote_hub, models, monkeypatch, tmp_path):
+def test_offline_warm_cache_answers_and_a_cold_cache_says_offline(remote, models):
     from funes.commands.recall import recall
     from funes.commands.status import status
     from funes.errors import MemoryOffline
 
-    mem = _publisher()
-    head = publish(mem, REPO)
-    _reader(remote_hub, monkeypatch, tmp_path)
-    online = recall("redis cache", memory=REPO, half_life=0)
-    remote_hub.offline()
-    from funes.retrieval import retriever
+    heads = _publish_in_steps(remote, ((0, 3),))
+    remote.machine("reader")
+    online = recall("redis cache", memory=remote.repo, half_life=0)
+    remote.offline()
+    remote.restart()
+    mark = len(remote.requests)
+    offline = recall("redis cache", memory=remote.repo, half_life=0)
+    assert _ids(offline) == _ids(online) and remote.since(mark) == []
+    st = status(remote.repo)
+    assert st.state == "ready" and st.remote["offline"] and st.remote["commit"] == heads[-1]
 
-    monkeypatch.setattr(retriever, "_RETRIEVERS", {})
-    before = len(remote_hub.requests)
-    offline = recall("redis cache", memory=REPO, half_life=0)
-    assert _ids(offline) == _ids(online) and len(remote_hub.requests) == before
-    st = status(REPO)
-    assert st.state == "ready" and st.remote["offline"] and st.remote["commit"] == head
-
-    _reader(remote_hub, monkeypatch, tmp_path, "cold")
+    remote.machine("cold")
     with pytest.raises(MemoryOffline, match="offline"):
-        recall("redis cache", memory=REPO)
+        recall("redis cache", memory=remote.repo)
 
 
-def test_unauthorized_missing_and_empty_remotes_name_the_fix(remote_hub, models, monkeypatch, tmp_path):
+def test_unauthorized_missing_and_empty_remotes_name_the_fix(remote, models):
     from funes import hub
     from funes.commands.recall import recall
     from funes.errors import MemoryMissing, MemoryUnauthorized
 
-    publish(_publisher(1), REPO)
-    hub.create_private("alice/bare")
-    _reader(remote_hub, monkeypatch, tmp_path)
+    _publish_in_steps(remote, ((0, 1),))
+    bare = remote.repo + "-bare"
+    hub.create_private(bare)
+    remote.machine("reader")
     with pytest.raises(MemoryMissing, match="doesn't exist on the Hub"):
-        recall("x", memory="alice/nope")
+        recall("x", memory=remote.repo + "-nope")
     with pytest.raises(MemoryMissing, match=r"no funes memory yet.*funes publish"):
-        recall("x", memory="hf://datasets/alice/bare")
-    remote_hub.token(None)
+        recall("x", memory=f"hf://datasets/{bare}")
+    remote.token(None)  # private: the Hub answers 401 to an anonymous reader
     with pytest.raises(MemoryUnauthorized, match=r"HF_TOKEN.*hf auth login"):
-        recall("x", memory=REPO)
+        recall("x", memory=remote.repo)
 
 
-def test_corrupted_cached_shard_is_detected_and_fetched_again(remote_hub, models, monkeypatch, tmp_path):
+def test_a_corrupted_cached_shard_is_detected_and_fetched_again(remote, models):
     from funes.commands.recall import recall
-    from funes.retrieval import retriever
 
-    publish(_publisher(), REPO, max_rows=12)
-    cache = _reader(remote_hub, monkeypatch, tmp_path)
-    first = recall("tokenizer", memory=REPO, half_life=0)
-    blobs = sorted((cache / "datasets--alice--mem" / "blobs").iterdir(), key=lambda p: -p.stat().st_size)
-    victim = blobs[0]
+    _publish_in_steps(remote)
+    cache = remote.machine("reader")
+    first = recall("tokenizer", memory=remote.repo, half_life=0)
+    blobs = [
+        p for p in (cache / f"datasets--{remote.repo.replace('/', '--')}" / "blobs").iterdir() if len(p.name) == 64
+    ]
+    victim = max(blobs, key=lambda p: p.stat().st_size)
     victim.write_bytes(victim.read_bytes()[:100])  # truncated in place
-    monkeypatch.setattr(retriever, "_RETRIEVERS", {})
-    before = len(remote_hub.requests)
-    second = recall("tokenizer", memory=REPO, half_life=0)
-    assert _ids(second) == _ids(first)
-    assert len(remote_hub.resolve_gets(before)) == 1
-    import hashlib
-
+    remote.restart()
+    mark = len(remote.requests)
+    second = recall("tokenizer", memory=remote.repo, half_life=0)
+    assert _ids(second) == _ids(first) and _scores(second) == _scores(first)
+    assert len(remote.shard_gets(mark)) == 1
     assert hashlib.sha256(victim.read_bytes()).hexdigest() == victim.name
 
 
-def test_multi_memory_recall_fuses_dedups_and_names_each_hits_memory(remote_hub, models, monkeypatch, tmp_path):
+def test_multi_memory_recall_fuses_dedups_and_names_each_hits_memory(remote, models):
     from funes import render
     from funes.commands.get import get
     from funes.commands.recall import recall
-    from funes.memory import Memory, indexes
 
-    mem = _publisher(2)
-    publish(mem, REPO)
-    mem.append_chunks(_new_turn())  # indexed here, not published yet
-    indexes.refresh(Memory.resolve(None))
-    both = recall("zeppelin streaming parser", memory=f"local,{REPO}", half_life=0, k=20)
+    _publish_in_steps(remote, ((0, 2),))
+    both = recall("streaming parser", memory=f"local,{remote.repo}", half_life=0, k=20)
     ids = [h.id for h in both.hits]
-    assert len(ids) == len(set(ids))
-    assert {h.memory for h in both.hits} == {"local"}  # everything published is also local: local wins
-    _reader(remote_hub, monkeypatch, tmp_path)
-    Memory.resolve(None).append_chunks(_new_turn())  # this reader's own local memory
-    indexes.refresh(Memory.resolve(None))
-    mixed = recall("zeppelin streaming parser", memory=f"local,{REPO}", half_life=0, k=20)
-    by_mem = {h.turn_uuid: h.memory for h in mixed.hits}
-    assert by_mem["late-t0"] == "local" and set(by_mem.values()) == {"local", f"hf://datasets/{REPO}"}
-    text = render.recall_agent(mixed)
-    line = next(ln for ln in text.splitlines() if ln.startswith("  → get sess-"))
-    assert line.endswith(f"--memory hf://datasets/{REPO}")
+    assert ids and len(ids) == len(set(ids))
+    assert {h.memory for h in both.hits} == {"local"}  # all of it is local too: the first memory named wins
+
+    remote.machine("reader")
+    _add(session("late", ["our own streaming parser note"], ts="2026-06-30T00:00:00.000Z"))  # local only
+    mixed = recall("streaming parser", memory=f"local,{remote.repo}", half_life=0, k=20)
+    by_turn = {h.turn_uuid: h.memory for h in mixed.hits}
+    assert by_turn["late-t0"] == "local" and set(by_turn.values()) == {"local", remote.uri}
+    line = next(ln for ln in render.recall_agent(mixed).splitlines() if ln.startswith("  → get sess-"))
+    assert line.endswith(f"--memory {remote.uri}")
     _, sid, turn, _, label = line.split()[1:]
     assert get(sid, turn, memory=label).turns
 
 
-def test_get_and_status_of_a_remote(remote_hub, models, monkeypatch, tmp_path):
+def test_get_and_status_of_a_remote(remote, models):
     from funes.commands.get import get
     from funes.commands.status import status
 
-    publish(_publisher(), REPO, max_rows=12)
-    _reader(remote_hub, monkeypatch, tmp_path)
-    g = get("sess-0002", "sess-0002-t2", memory=f"hf://datasets/{REPO}", window=1)
+    _publish_in_steps(remote)
+    remote.machine("reader")
+    g = get("sess-0002", "sess-0002-t2", memory=remote.uri, window=1)
     assert [t.turn_uuid for t in g.turns] == ["sess-0002-t1", "sess-0002-t2", "sess-0002-t3"]
-    assert g.label == f"hf://datasets/{REPO}"
-    st = status(REPO)
-    assert (st.state, st.chunks, st.sessions) == ("ready", 30, 6)
-    assert st.by_harness == {"claude_code": 30}
+    assert g.label == remote.uri
+    st = status(remote.repo)
+    assert (st.state, st.chunks, st.sessions, st.by_harness) == ("ready", 30, 6, {"claude_code": 30})
     assert st.remote["shards"] == 3 and not st.remote["offline"] and st.remote["cache_bytes"] > 0
+    assert st.last_indexed is not None
 
 
-def test_remote_built_with_another_model_is_refused(remote_hub, models, monkeypatch, tmp_path):
+def test_a_remote_built_with_another_model_is_refused(remote, models, monkeypatch):
     from funes.commands.recall import recall
     from funes.errors import MemoryIncompatible
 
-    publish(_publisher(1), REPO)
-    _reader(remote_hub, monkeypatch, tmp_path)
+    _publish_in_steps(remote, ((0, 1),))
+    remote.machine("reader")
     monkeypatch.setenv("FUNES_EMBED_MODEL", "someone/else-v9")
     with pytest.raises(MemoryIncompatible, match="published with embedding model"):
-        recall("x", memory=REPO)
+        recall("x", memory=remote.repo)
 
 
-def test_vectors_of_a_shard_are_searched_with_global_row_numbers(remote_hub, models, monkeypatch, tmp_path):
-    """The vector leg alone ranks the same rows remote as local (faiss ids offset by shard)."""
+def test_the_vector_leg_numbers_shard_rows_globally(remote, models):
+    """A query equal to one row's vector finds that row first, remote as local (faiss ids offset by shard)."""
     from funes.commands.recall import recall
+    from funes.memory import Memory
 
-    mem = _publisher()
-    publish(mem, REPO, max_rows=7)
-    target = np.asarray(mem.vectors().to_table()["vector"][20].as_py(), np.float32)
+    _publish_in_steps(remote)
+    target = np.asarray(Memory.resolve(None).vectors().to_table()["vector"][23].as_py(), np.float32)
     models.queries["qqq"] = target
     local = recall("qqq", half_life=0, k=3)
-    _reader(remote_hub, monkeypatch, tmp_path)
-    remote = recall("qqq", memory=REPO, half_life=0, k=3)
-    assert _ids(local) == _ids(remote) and remote.hits[0].row == 20
+    remote.machine("reader")
+    far = recall("qqq", memory=remote.repo, half_life=0, k=3)
+    assert _ids(local) == _ids(far) and far.hits[0].row == 23
 
 
-def test_cli_remote_recall_get_line_pastes_and_status_prints(remote_hub, monkeypatch, tmp_path):
+def test_cli_remote_recall_get_line_pastes_and_status_prints(remote):
     """The real `funes` in subprocesses (real embedder): a remote hit's `→ get` line runs as printed."""
     import subprocess
     import sys
 
     from conftest import subprocess_env
 
-    rows = _rows(3)
+    rows = _rows(range(3))
     vecs = unit_vectors(len(rows), dim=384, seed=5)
-    publish(memory_with(rows, {i: vecs[i] for i in range(len(rows))}), REPO)
-    _reader(remote_hub, monkeypatch, tmp_path)
-    env = subprocess_env(tmp_path / "reader" / ".funes", **remote_hub.env())
+    memory_with(rows, dict(enumerate(vecs)))
+    remote.publish()
+    remote.machine("reader")
+    env = subprocess_env(remote.tmp / "reader" / ".funes", **remote.env())
 
     def funes(*args):
         return subprocess.run(
             [sys.executable, "-m", "funes.cli", *args], env=env, capture_output=True, text=True, timeout=300
         )
 
-    out = funes("recall", "redis", "cache", "--memory", REPO, "--half-life", "0", "-k", "3")
+    out = funes("recall", "redis", "cache", "--memory", remote.repo, "--half-life", "0", "-k", "3")
     assert out.returncode == 0, out.stderr
     line = next(ln for ln in out.stdout.splitlines() if ln.startswith("  → get "))
-    assert line.endswith(f"--memory hf://datasets/{REPO}")
+    assert line.endswith(f"--memory {remote.uri}")
     again = funes(*line.split()[1:], "--window", "0")
     assert again.returncode == 0 and again.stdout.count("\n---\n") == 1, again.stderr
-    st = funes("status", REPO)
+    st = funes("status", remote.repo)
     assert st.returncode == 0, st.stderr
-    assert st.stdout.startswith(f"memory: hf://datasets/{REPO}\nchunks: 15\nsessions: 3\n")
-    assert "\ncommit: " in st.stdout and "\ncache: " in st.stdout
-    gone = funes("recall", "x", "--memory", "alice/nope")
-    assert gone.returncode == 1 and gone.stderr.startswith("funes: hf://datasets/alice/nope doesn't exist")
+    assert st.stdout.startswith(f"memory: {remote.uri}\nchunks: 15\nsessions: 3\n")
+    assert "\ncommit: " in st.stdout and "\ncache: " in st.stdout and "\nlast publish: " in st.stdout
+    gone = funes("recall", "x", "--memory", remote.repo + "-nope")
+    assert gone.returncode == 1 and gone.stderr.startswith(f"funes: {remote.uri}-nope doesn't exist")
     assert "Traceback" not in out.stderr + again.stderr + st.stderr + gone.stderr

@@ -80,7 +80,8 @@ def _remote(mem, progress) -> Status:
 def _epoch(stamp) -> float | None:
     from funes.memory import facets
 
-    value = facets.epoch(stamp if isinstance(stamp, str) else None)
+    text = stamp.removesuffix(" UTC") if isinstance(stamp, str) else None  # publish writes `YYYY-MM-DD HH:MM UTC`
+    value = facets.epoch(text)
     return None if value != value else value  # NaN: no stamp
 
 
