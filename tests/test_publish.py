@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import HUB_READ_TOKEN, subprocess_env
-from test_retrieval_support import DIM, add_vectors, chunk_rows, memory_with, session, unit_vectors
+from retrieval_support import DIM, add_vectors, chunk_rows, memory_with, session, unit_vectors
 
 FUNES = [sys.executable, "-m", "funes.cli"]
 GITHUB = "ghp_Zq8Xv3Lm9Tb2Wc7Yd4Pk1Rf6Hs0Ja5NeQu8V"
@@ -28,7 +28,7 @@ def _memory(n_sessions: int = 3, turns: int = 4, embed: bool = True):
 
 
 def _add_turn(mem, sid: str, seq: int, text: str, **kw) -> int:
-    start = mem.append_chunks(
+    start = mem.chunks.append(
         chunk_rows([{"session_id": sid, "turn_uuid": f"{sid}-t{seq}", "seq": seq, "text": text, **kw}])
     )
     add_vectors(mem, [start], unit_vectors(1, seed=seq + 100))
@@ -96,7 +96,7 @@ def test_second_publish_uploads_only_the_new_turn_and_a_third_is_up_to_date(hub)
     ]
     again = _publish(hub)
     assert again.published == 0 and hub.commits() == commits + 1
-    assert sorted(_remote_ids(hub)) == sorted(mem.chunks().to_table(columns=["id"])["id"].to_pylist())
+    assert sorted(_remote_ids(hub)) == sorted(mem.chunks.dataset().to_table(columns=["id"])["id"].to_pylist())
 
 
 def test_remote_manifest_is_the_truth_when_receipts_are_lost(hub, funes_home):
@@ -114,15 +114,15 @@ def test_load_dataset_returns_every_embedded_row_with_the_schema(hub):
     from funes import models, schema
 
     mem = _memory()
-    mem.append_chunks(chunk_rows(session("unembedded", ["no vector yet"])))  # waits, is not published
+    mem.chunks.append(chunk_rows(session("unembedded", ["no vector yet"])))  # waits, is not published
     r = _publish(hub, create=True, no_embed=True)
     assert r.pending == 1 and r.published == 12
     ds = datasets.load_dataset(hub.repo_id, split="train")
-    assert ds.num_rows == mem.vector_count() == 12
+    assert ds.num_rows == mem.vectors.count() == 12
     assert ds.column_names == [*schema.CHUNK_COLUMNS, "vector"]
     assert ds.features["vector"].length == DIM and ds.features["vector"].feature.dtype == "float32"
     assert ds.features["seq"].dtype == "int64"
-    local = mem.chunks().to_table().to_pylist()[:12]
+    local = mem.chunks.dataset().to_table().to_pylist()[:12]
     assert sorted(ds["id"]) == sorted(x["id"] for x in local)
     shard = next(e for p, e in hub.files().items() if p.endswith(".parquet"))
     meta = pq.read_schema(hub.server.store.blob_path(shard["sha256"])).metadata
@@ -203,8 +203,8 @@ def test_two_racing_publishers_publish_every_row_once(hub, funes_home):
     _memory()
     other = _second_home(funes_home, "b")
     env_b = subprocess_env(other, **hub.env())
-    code = "from test_retrieval_support import *; from funes.memory import Memory; import sys; " + (
-        "m=Memory.resolve(None); s=m.append_chunks(chunk_rows(session('b-only', ['host b']))); add_vectors(m, [s], unit_vectors(1))"
+    code = "from retrieval_support import *; from funes.memory import Memory; import sys; " + (
+        "m=Memory.resolve(None); s=m.chunks.append(chunk_rows(session('b-only', ['host b']))); add_vectors(m, [s], unit_vectors(1))"
     )
     subprocess.run([sys.executable, "-c", code], env=env_b, check=True, cwd=str(Path(__file__).parent), timeout=120)
     from huggingface_hub import HfApi
@@ -249,7 +249,7 @@ def test_kill_9_during_publish_then_rerun_has_no_duplicates(hub, funes_home):
 
 def test_planted_secrets_never_reach_the_remote(hub, funes_home):
     mem = _memory()
-    start = mem.append_chunks(
+    start = mem.chunks.append(
         chunk_rows(
             [
                 {"session_id": "leaky", "turn_uuid": "leaky-t0", "seq": 0, "text": f"my token is {GITHUB} keep it"},

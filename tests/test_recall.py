@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from conftest import subprocess_env
-from test_retrieval_support import memory_with, session
+from retrieval_support import memory_with, session
 
 FUNES = [sys.executable, "-m", "funes.cli"]
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from remote_support import Remote
-from test_retrieval_support import FakeEmbedder, add_vectors, chunk_rows, memory_with, session, unit_vectors
+from retrieval_support import FakeEmbedder, add_vectors, chunk_rows, memory_with, session, unit_vectors
 
 WORDS = ["streaming parser", "redis cache", "eviction storms", "tokenizer", "lance fragments", "faiss ivf"]
 
@@ -48,7 +48,7 @@ def _add(rows: list[dict], dim: int = 16, seed: int = 3) -> None:
     from funes.memory import Memory, indexes
 
     mem = Memory.resolve(None)
-    start = mem.append_chunks(chunk_rows(rows))
+    start = mem.chunks.append(chunk_rows(rows))
     add_vectors(mem, range(start, start + len(rows)), unit_vectors(len(rows), dim, seed + start))
     indexes.refresh(mem)
 
@@ -226,7 +226,7 @@ def test_the_vector_leg_numbers_shard_rows_globally(remote, models):
     from funes.memory import Memory
 
     _publish_in_steps(remote)
-    target = np.asarray(Memory.resolve(None).vectors().to_table()["vector"][23].as_py(), np.float32)
+    target = np.asarray(Memory.resolve(None).vectors.dataset().to_table()["vector"][23].as_py(), np.float32)
     models.queries["qqq"] = target
     local = recall("qqq", half_life=0, k=3)
     remote.machine("reader")

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from funes import render
-from funes.retrieval.results import Block, GetResult, Hit, Neighbor, RecallResult, Turn
-from test_retrieval_support import memory_with, session
+from funes.results import Block, GetResult, Hit, Neighbor, RecallResult, Turn
+from retrieval_support import memory_with, session
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 
@@ -197,7 +197,7 @@ def test_golden_get_agent_and_human(golden_memory):
 
 
 def test_golden_status(golden_memory):
-    from funes.commands.status import Status
+    from funes.results import Status
 
     st = Status(
         label="local",

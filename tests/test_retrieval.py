@@ -7,10 +7,11 @@ import math
 import numpy as np
 import pytest
 
-from test_retrieval_support import (
+from retrieval_support import (
     ExplodingEmbedder,
     FakeEmbedder,
     FakeReranker,
+    chunk_rows,
     memory_with,
     session,
     unit_vectors,
@@ -200,18 +201,17 @@ def test_unindexed_rows_are_healed_on_recall(funes_home):
     mem = memory_with(session("s", ["original text"]))
     r = Retriever(mem, embedder=FakeEmbedder(), reranker=None)
     assert r.recall("original", half_life=0).hits
-    mem.append_chunks(__import__("test_retrieval_support").chunk_rows(session("late", ["appended later marmalade"])))
+    mem.chunks.append(chunk_rows(session("late", ["appended later marmalade"])))
     assert [h.session_id for h in r.recall("marmalade", half_life=0).hits] == ["late"]
 
 
 def test_warm_retriever_sees_refreshes(funes_home):
     from funes.memory import indexes
-    from test_retrieval_support import chunk_rows
 
     mem = memory_with(session("s", ["first"]))
     r = _retriever(mem, heal=False)
     assert r.recall("quokka", half_life=0).hits == []
-    mem.append_chunks(chunk_rows(session("q", ["a quokka appears"])))
+    mem.chunks.append(chunk_rows(session("q", ["a quokka appears"])))
     assert r.recall("quokka", half_life=0).hits == []  # not healed, not refreshed: invisible
     indexes.refresh(mem)
     assert [h.session_id for h in r.recall("quokka", half_life=0).hits] == ["q"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from funes.errors import UsageError
-from funes.retrieval.results import GetResult
+from funes.results import GetResult
 from funes.retrieval.retriever import cached
 
 

@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from funes import hub, paths, schema
+from funes import hub, schema
 from funes.commands import gate
 from funes.errors import FunesError, UsageError
-from funes.memory import Memory, card, ledger, mirror, receipts, spec
+from funes.memory import Memory, card, mirror, receipts, spec
 
 WINDOW = 4096  # outgoing rows scanned and written per step (bounds memory)
 RETRIES = 5
@@ -65,7 +65,7 @@ def publish(opts: Options, progress=lambda msg, transient=False: None) -> Report
     if not opts.no_embed and len(mem.pending_rows()):
         from funes.commands.index import embed_pending
 
-        with ledger.writer_lock(paths.lock_file()):
+        with mem.lock():
             report.embedded = embed_pending(mem, progress)
     report.pending = len(mem.pending_rows())
     gate.require_scanners()
@@ -148,7 +148,7 @@ class _Clock:
 
 def _local_model(mem: Memory) -> tuple[str, int]:
     m = mem.manifest()
-    vec = mem.vectors()
+    vec = mem.vectors.dataset()
     if vec is None or not m.get("embedding_model"):
         raise FunesError("the local memory has no embedded chunks yet; nothing to publish", "run `funes index`")
     return m["embedding_model"], int(m.get("dim") or vec.schema.field("vector").type.list_size)
@@ -187,7 +187,7 @@ def _outgoing(mem: Memory, known: set[str]) -> tuple[np.ndarray, np.ndarray]:
     """(vector row, chunk row) of every embedded chunk the remote lacks, in chunk order."""
     import pyarrow.compute as pc
 
-    vec = mem.vectors()
+    vec = mem.vectors.dataset()
     t = vec.to_table(columns=["id", "row"])
     fresh = pc.invert(pc.is_in(t["id"], value_set=pa.array(sorted(known), pa.string())))
     idx = np.flatnonzero(fresh.to_numpy(zero_copy_only=False))
@@ -207,7 +207,7 @@ class _Facts:
 
 
 def _write_shards(mem, vec_pos, rows, writer, report: Report, progress, clock) -> _Facts:
-    ds, vec = mem.chunks(), mem.vectors()
+    ds, vec = mem.chunks.dataset(), mem.vectors.dataset()
     facts = _Facts()
     for lo in range(0, len(rows), WINDOW):
         with clock("read"):

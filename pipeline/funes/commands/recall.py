@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from funes import vocab
 from funes.errors import UsageError
+from funes.results import RecallResult
 from funes.retrieval import multi, rerank
-from funes.retrieval.results import RecallResult
-from funes.retrieval.retriever import cached, normalize_harness
+from funes.retrieval.retriever import cached
 
 
 def recall(
@@ -26,7 +27,7 @@ def recall(
         raise UsageError('empty query — say what to recall, e.g. funes recall "why did we switch parsers"')
     if k < 1 or candidates < 1 or neighbors < 0:
         raise UsageError("-k and --candidates must be at least 1, --neighbors at least 0")
-    harness = normalize_harness(harness)
+    harness = vocab.parse_harness(harness)
     specs = memory_list(memory)
     opts = dict(
         k=k,

@@ -24,7 +24,6 @@ a probe no longer matches (scrub, a deleted and rebuilt memory), that side is re
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ import numpy as np
 
 from funes import paths
 from funes.memory import bm25, facets, vecindex
+from funes.memory.atomic import read_json, write_json
 from funes.memory.tokenize import tokenize_many
 
 FORMAT = 1
@@ -51,10 +51,7 @@ def index_dir(memory) -> Path:
 
 
 def read_manifest(folder: Path) -> dict | None:
-    try:
-        man = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    man = read_json(folder / MANIFEST)
     return man if isinstance(man, dict) and man.get("format") == FORMAT else None
 
 
@@ -71,21 +68,15 @@ def _empty_manifest(generation: int, counter: int) -> dict:
     }
 
 
-def _write_manifest(folder: Path, man: dict) -> None:
-    tmp = folder / (MANIFEST + ".tmp")
-    tmp.write_text(json.dumps(man, indent=1), encoding="utf-8")
-    os.replace(tmp, folder / MANIFEST)
-
-
 def freshness(memory) -> dict:
     """Rows the indexes cover vs rows stored (cheap: the manifest and two row counts)."""
     found = read_manifest(index_dir(memory))
     man = found or _empty_manifest(0, 0)
     return {
         "built": found is not None,
-        "chunks": memory.chunk_count(),
+        "chunks": memory.chunks.count(),
         "indexed": int(man["chunks"]["rows"]),
-        "vectors": memory.vector_count(),
+        "vectors": memory.vectors.count(),
         "vectors_indexed": int(man["vectors"]["rows"]),
         "bm25_segments": len(man["bm25"]),
         "faiss_segments": len(man["faiss"]),
@@ -106,14 +97,16 @@ def refresh(memory, progress=None) -> dict:
     started = time.monotonic()
     say = progress or (lambda msg, transient=False: None)
     folder = index_dir(memory)
-    chunks = memory.chunks()
+    memory.chunks.reload()  # index what is committed now, whoever committed it
+    memory.vectors.reload()
+    chunks = memory.chunks.dataset()
     old = read_manifest(folder)
     stats = {"added_rows": 0, "added_vectors": 0, "rebuilt": [], "merged": 0}
     if chunks is None:
         if folder.exists():
             shutil.rmtree(folder, ignore_errors=True)
         return {**stats, "rows": 0, "vector_rows": 0, "seconds": time.monotonic() - started}
-    vectors = memory.vectors()
+    vectors = memory.vectors.dataset()
     n = chunks.count_rows()
     m = vectors.count_rows() if vectors is not None else 0
     stamp = memory.manifest()
@@ -141,7 +134,7 @@ def refresh(memory, progress=None) -> dict:
     if vectors is not None:
         man["vectors"].update(version=vectors.version, probes=_probes(vectors, man["vectors"]["rows"]))
     man["refreshed_at"] = time.time()
-    _write_manifest(folder, man)
+    write_json(folder / MANIFEST, man)
     _sweep(folder, man)
     return {**stats, **_summary(man), "seconds": time.monotonic() - started}
 

@@ -72,6 +72,11 @@ class RemoteMemory:
         return paths.remote_dir(self.repo)
 
     @property
+    def chunks(self) -> sh.ShardTable:
+        """The snapshot's rows (the same reads as a local memory's ChunkTable)."""
+        return self.snapshot().table()
+
+    @property
     def key(self) -> str:
         return f"{self.label}|{self.commit}|{self.path}"
 

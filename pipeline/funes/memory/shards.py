@@ -175,13 +175,19 @@ class ShardTable:
         self.schema = pa.schema([f for f in full if f.name != "vector"])
         self._columns = self.schema.names
 
-    def count_rows(self) -> int:
+    def count(self) -> int:
         return int(self._starts[-1])
+
+    def reload(self) -> None:
+        """Nothing to see: a snapshot's shards never change."""
+
+    def empty(self, columns: list[str]) -> pa.Table:
+        return self.schema.empty_table().select(columns)
 
     def take(self, rows, columns: list[str]) -> pa.Table:
         rows = np.asarray(list(rows), dtype=np.int64)
         if not len(rows):
-            return self.schema.empty_table().select(columns)
+            return self.empty(columns)
         shard = np.searchsorted(self._starts, rows, side="right") - 1
         pieces, order = [], []
         for s in np.unique(shard):
@@ -212,7 +218,13 @@ class ShardTable:
             self._groups[key] = self._files[s].read_row_group(g, columns=self._columns)
         return self._groups[key]
 
-    def to_table(self, columns: list[str] | None = None, filter=None) -> pa.Table:
-        if filter is not None:
-            raise ValueError("a remote snapshot is read through its facets, not by SQL filter")
-        return self.take(np.arange(self.count_rows()), columns or self._columns)
+    def session_rows(self, session_id: str, columns: list[str]) -> pa.Table:
+        """Every row of one session (a scan of the session column; readers normally go through the facets)."""
+        import pyarrow.compute as pc
+
+        found = []
+        for i, f in enumerate(self._files):
+            col = f.read(columns=["session_id"])["session_id"]
+            found.append(np.flatnonzero(pc.equal(col, session_id).to_numpy(zero_copy_only=False)) + self._starts[i])
+        rows = np.concatenate(found) if found else np.empty(0, np.int64)
+        return self.take(rows, columns)

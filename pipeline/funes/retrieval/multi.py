@@ -9,7 +9,7 @@ memory it came from, so its `→ get` line reopens the turn there.
 
 from __future__ import annotations
 
-from funes.retrieval.results import Hit, RecallResult
+from funes.results import Hit, RecallResult
 
 
 def merge(results: list[RecallResult], k: int) -> RecallResult:

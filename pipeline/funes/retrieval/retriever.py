@@ -16,29 +16,17 @@ import time
 
 import numpy as np
 
-from funes import paths
+from funes import paths, vocab
 from funes.errors import FunesError, MemoryIncompatible, UsageError
-from funes.memory import Memory, indexes, ledger
-from funes.memory import lance as lt
+from funes.memory import Memory, indexes, lock
 from funes.memory.tokenize import query_terms
+from funes.results import GetResult, Hit, RecallResult
 from funes.retrieval import context, hybrid, rerank
-from funes.retrieval.results import GetResult, Hit, RecallResult
 
 AUTO = "auto"
 HIT_COLUMNS = ["id", "text", "session_id", "workdir", "turn_uuid", "ts", "block_type", "seq", "harness", "role"]
-HARNESSES = {"claude": "claude_code", "claude_code": "claude_code", "codex": "codex", "pi": "pi", "hermes": "hermes"}
-BLOCK_TYPES = ("text", "thinking", "tool_use", "tool_result")
 _MODELS: dict[str, object] = {}
 _RETRIEVERS: dict[str, Retriever] = {}
-
-
-def normalize_harness(value: str | None) -> str | None:
-    if value is None or not value.strip():
-        return None
-    h = HARNESSES.get(value.strip().lower())
-    if h is None:
-        raise UsageError(f'unknown harness "{value}" (expected claude, codex, pi, or hermes)')
-    return h
 
 
 def shared_embedder():
@@ -80,7 +68,6 @@ class Retriever:
         self.memory = memory
         self._embedder, self._reranker, self.heal = embedder, reranker, heal
         self._ix: indexes.Indexes | None = None
-        self._ds = None
         self._seen: tuple | None = None  # table + manifest stamps at the last staleness check
         self.progress = None  # (msg, transient) callback: a remote's downloads and segment builds
 
@@ -108,26 +95,25 @@ class Retriever:
     def indexes(self) -> indexes.Indexes | None:
         """The current indexes (reloaded when a refresh replaced the manifest; healed when stale).
 
-        A remote memory's are its snapshot's, fixed for the commit the memory resolved.
+        A remote memory's are its snapshot's: fixed for the commit the memory resolved.
         """
         if self.memory.remote:
             if self._ix is None:
-                snap = self.memory.snapshot(self.progress)
-                self._ix, self._ds = snap.indexes(), snap.table()
+                self._ix = self.memory.snapshot(self.progress).indexes()
             return self._ix
         folder = indexes.index_dir(self.memory)
         if self._ix is None or indexes.manifest_stamp(folder) != self._ix.stamp:
-            self._ix, self._ds = indexes.load(self.memory), self.memory.chunks()
+            self._ix = indexes.load(self.memory)
+            self.memory.chunks.reload()
         if self.heal and self._stale() and self._try_refresh():
-            self._ix, self._ds = indexes.load(self.memory), self.memory.chunks()
+            self._ix = indexes.load(self.memory)
+            self.memory.chunks.reload()
         return self._ix
 
     def chunks(self):
-        if self._ds is None and self.memory.remote:
-            self.indexes()
-        if self._ds is None:
-            self._ds = self.memory.chunks()
-        return self._ds
+        if self.memory.remote:
+            self.indexes()  # the snapshot (and so its table) is opened with the indexes
+        return self.memory.chunks
 
     def _stale(self) -> bool:
         """Rows stored but not indexed? Tables are reopened only when a commit touched them (a stat)."""
@@ -139,23 +125,22 @@ class Retriever:
         if stamp == self._seen:
             return False
         self._seen = stamp
-        ds = self.memory.chunks()
-        if ds is None:
+        self.memory.chunks.reload()
+        self.memory.vectors.reload()
+        if not self.memory.chunks.count():
             return False
-        self._ds = ds
         if self._ix is None:
             return True
-        vec = self.memory.vectors()
-        return self._ix.rows < ds.count_rows() or (vec is not None and self._ix.vector_rows < vec.count_rows())
+        return self._ix.rows < self.memory.chunks.count() or self._ix.vector_rows < self.memory.vectors.count()
 
     def _try_refresh(self) -> bool:
         """Index rows a crashed or older indexer left unindexed, unless a writer is busy right now."""
-        lock = paths.lock_file() if self.memory.default else paths.lock_file(self.memory.path.parent)
         try:
-            with ledger.writer_lock(lock):
-                indexes.refresh(self.memory)
-            return True
-        except (FunesError, OSError):
+            with lock.try_writer_lock(paths.lock_file_for(self.memory.path)) as held:
+                if held:
+                    indexes.refresh(self.memory)
+                return held
+        except OSError:
             return False
 
     # ---- recall ------------------------------------------------------------------------------
@@ -176,9 +161,7 @@ class Retriever:
         query = " ".join((query or "").split())
         if not query:
             raise UsageError('empty query — say what to recall, e.g. funes recall "why did we switch parsers"')
-        if block_type is not None and block_type not in BLOCK_TYPES:
-            raise UsageError(f'unknown block type "{block_type}" (expected {", ".join(BLOCK_TYPES)})')
-        harness = normalize_harness(harness)
+        block_type, harness = vocab.parse_block_type(block_type), vocab.parse_harness(harness)
         clock = _Clock()
         ix = self.indexes()
         clock.lap("load")
@@ -222,7 +205,7 @@ class Retriever:
         model = self.reranker()
         table = None
         if model is not None:  # the cross-encoder reads every candidate
-            table = lt.take(self.chunks(), rows, HIT_COLUMNS).to_pylist()
+            table = self.chunks().take(rows, HIT_COLUMNS).to_pylist()
             clock.lap("fetch")
             rel = rerank.relevance(model, query, [r["text"] for r in table])
             result.reranker = getattr(model, "model_id", None) or "reranker"
@@ -234,7 +217,7 @@ class Retriever:
         order = sorted(range(len(fused)), key=lambda i: (-score[i], i))[:k]  # ties keep fused order
         clock.lap("recency")
         if table is None:
-            picked = lt.take(self.chunks(), rows[order], HIT_COLUMNS).to_pylist()
+            picked = self.chunks().take(rows[order], HIT_COLUMNS).to_pylist()
             table = dict(zip(order, picked))
             clock.lap("fetch")
         return [
@@ -254,8 +237,7 @@ class Retriever:
     def get(self, session_id: str, turn_uuid: str, window: int = 3) -> GetResult:
         session_id, turn_uuid = session_id.strip(), turn_uuid.strip()
         ix = self.indexes()
-        ds = self.chunks()
-        table = context.session_rows(ds, ix.facets if ix else None, ix.rows if ix else 0, session_id)
+        table = context.session_rows(self.chunks(), ix.facets if ix else None, ix.rows if ix else 0, session_id)
         turns = context.turn_window(table, turn_uuid, max(window, 0))
         if turns is None:
             raise FunesError(
