@@ -132,7 +132,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     ix = sub.add_parser("index", help="index agent transcripts into the local memory")
-    ix.add_argument("path", nargs="?", help="a transcript tree, one file, a state.db, or a Parquet trace export")
+    ix.add_argument(
+        "path",
+        nargs="?",
+        help="a transcript tree, one file, a state.db, a Parquet trace export, or a Hub agent-traces dataset "
+        "(owner/name or hf://datasets/owner/name)",
+    )
     ix.add_argument("--harness", metavar=HARNESSES, help="only this agent's sessions (or force the format of PATH)")
     ix.add_argument("--no-thinking", action="store_true", help="leave thinking blocks out")
     ix.add_argument("--limit", type=int, metavar="N", help="only the N most recent sessions per source")

@@ -118,11 +118,16 @@ def forget(path: Path) -> None:
         p.unlink(missing_ok=True)
 
 
-def list_files(repo: str, commit: str) -> list[str]:
-    """Every file path of the repo at a commit (one request)."""
+def list_files(repo: str, commit: str) -> list[tuple[str, str]]:
+    """(path, content id) of every file of the repo at a commit: the LFS sha256, else the git blob id."""
     from huggingface_hub import HfApi
+    from huggingface_hub.hf_api import RepoFile
 
-    return _classified(lambda: HfApi().list_repo_files(repo, repo_type="dataset", revision=commit))
+    def listing():
+        tree = HfApi().list_repo_tree(repo, repo_type="dataset", revision=commit, recursive=True)
+        return [(f.path, f.lfs.sha256 if f.lfs else f.blob_id) for f in tree if isinstance(f, RepoFile)]
+
+    return _classified(listing)
 
 
 def parquet_convert(repo: str) -> str | None:
