@@ -44,13 +44,24 @@ class Remote:
         self.monkeypatch.setenv("HF_HUB_CACHE", str(cache))
         self.monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
         self.monkeypatch.setattr(retriever, "_RETRIEVERS", {})
+        self.monkeypatch.setattr(retriever, "_LAST_REMOTE", {})
         return cache
+
+    def visit(self, name: str) -> None:
+        """Switch to machine `name` again as the same process: what it holds in memory stays."""
+        from huggingface_hub import constants
+
+        cache = self.tmp / name / "hf" / "hub"
+        self.monkeypatch.setenv("FUNES_HOME", str(self.tmp / name / ".funes"))
+        self.monkeypatch.setenv("HF_HUB_CACHE", str(cache))
+        self.monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
 
     def restart(self) -> None:
         """A new process on the same machine: nothing warm in memory, the disk caches kept."""
         from funes.retrieval import retriever
 
         self.monkeypatch.setattr(retriever, "_RETRIEVERS", {})
+        self.monkeypatch.setattr(retriever, "_LAST_REMOTE", {})
 
     def offline(self, on: bool = True) -> None:
         from huggingface_hub import constants

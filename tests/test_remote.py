@@ -88,7 +88,7 @@ def test_remote_recall_equals_the_publishers_local_recall_and_a_warm_call_downlo
     mark = len(remote.requests)
     again = recall("streaming parser", memory=remote.uri, half_life=0, k=6)
     assert _ids(again) == _ids(far[0])
-    assert remote.since(mark) == [("GET", f"/api/datasets/{remote.repo}/revision/main")]
+    assert remote.since(mark) == [("HEAD", f"/datasets/{remote.repo}/resolve/main/funes.json")]
 
 
 def test_a_new_publish_costs_the_reader_exactly_the_new_shard(remote, models):
@@ -112,6 +112,26 @@ def test_a_new_publish_costs_the_reader_exactly_the_new_shard(remote, models):
     assert found.hits[0].turn_uuid == "late-t0"
     now = {p.name for p in remote_dir(remote.repo).iterdir()}
     assert segments < now and len({n for n in now - segments if len(n) == 64}) == 1  # one new segment
+
+
+def test_a_long_lived_reader_sees_a_publish_on_its_next_call(remote, models):
+    """The MCP server's case: the head check overlaps the recall, and a moved head is never missed."""
+    from funes.commands.get import get
+    from funes.commands.recall import recall
+
+    _publish_in_steps(remote, ((0, 2),))
+    remote.machine("server")
+    assert recall("redis cache", memory=remote.repo, half_life=0).hits
+    mark = len(remote.requests)
+    recall("redis cache", memory=remote.repo, half_life=0)
+    assert [m for m, _ in remote.since(mark)] == ["HEAD"]  # warm: one head probe, nothing else
+    remote.visit("publisher")
+    _add(session("late", ["the zeppelin decision, finally"], ts="2026-06-30T00:00:00.000Z"))
+    remote.publish()
+    remote.visit("server")
+    found = recall("zeppelin", memory=remote.repo, half_life=0)
+    assert found.hits[0].turn_uuid == "late-t0"
+    assert get("late", "late-t0", memory=remote.repo).turns[0].blocks[0].text == "the zeppelin decision, finally"
 
 
 def test_offline_warm_cache_answers_and_a_cold_cache_says_offline(remote, models):

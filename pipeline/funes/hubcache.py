@@ -53,21 +53,39 @@ def repo_cache(repo: str) -> Path:
     return cache_root() / ("datasets--" + repo.replace("/", "--"))
 
 
-def head(repo: str, revision: str | None = None) -> tuple[str, bool]:
-    """(commit sha, answered offline) for a revision (default `main`): one request, or the cache's ref."""
+def head(repo: str, revision: str | None = None, probe: str | None = None) -> tuple[str, bool]:
+    """(commit sha, answered offline) for a revision (default `main`): one request, or the cache's ref.
+
+    With `probe`, the request is a HEAD of that file at the revision (the Hub's cheapest call, the
+    one every cached download makes; its X-Repo-Commit names the commit) and a repo without that
+    file raises HubEntryMissing; without it, the dataset's info.
+    """
     rev = revision or "main"
     if _SHA.match(rev):
         return rev, offline_mode()
     if offline_mode():
         return _cached_ref(repo, rev), True
-    from huggingface_hub import HfApi
-
     try:
-        info = _classified(lambda: HfApi().dataset_info(repo, revision=rev, timeout=PROBE_TIMEOUT_S))
+        sha = _classified(lambda: _probe(repo, rev, probe) if probe else _info_sha(repo, rev))
     except HubOffline:
         return _cached_ref(repo, rev), True
-    _record_ref(repo, rev, info.sha)
-    return info.sha, False
+    _record_ref(repo, rev, sha)
+    return sha, False
+
+
+def _probe(repo: str, rev: str, path: str) -> str:
+    from huggingface_hub import get_hf_file_metadata, hf_hub_url
+
+    meta = get_hf_file_metadata(hf_hub_url(repo, path, repo_type="dataset", revision=rev), timeout=PROBE_TIMEOUT_S)
+    if not meta.commit_hash:
+        raise HubOffline(f"{repo}: no commit in the Hub's answer")
+    return meta.commit_hash
+
+
+def _info_sha(repo: str, rev: str) -> str:
+    from huggingface_hub import HfApi
+
+    return HfApi().dataset_info(repo, revision=rev, timeout=PROBE_TIMEOUT_S).sha
 
 
 def _cached_ref(repo: str, rev: str) -> str:
@@ -83,6 +101,11 @@ def _cached_ref(repo: str, rev: str) -> str:
 def _record_ref(repo: str, rev: str, sha: str) -> None:
     """Remember the head for offline calls, as hf_hub_download does for the files it fetches."""
     ref = repo_cache(repo) / "refs" / rev
+    try:
+        if ref.read_text(encoding="utf-8").strip() == sha:
+            return  # a warm call writes nothing
+    except OSError:
+        pass
     ref.parent.mkdir(parents=True, exist_ok=True)
     tmp = ref.with_name(f".{ref.name}.{os.getpid()}.tmp")
     tmp.write_text(sha, encoding="utf-8")

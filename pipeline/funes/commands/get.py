@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from funes.errors import UsageError
 from funes.results import GetResult
-from funes.retrieval.retriever import cached
+from funes.retrieval.retriever import answer
 
 
 def get(session_id: str, turn_uuid: str, *, memory: str | None = None, window: int = 3, progress=None) -> GetResult:
@@ -12,4 +12,4 @@ def get(session_id: str, turn_uuid: str, *, memory: str | None = None, window: i
         raise UsageError("get needs a session id and a turn id — copy them from a recall hit's `→ get` line")
     if window < 0:
         raise UsageError("--window must be 0 or more")
-    return cached(memory, progress).get(session_id, turn_uuid, window)
+    return answer(memory, lambda r: r.get(session_id, turn_uuid, window), progress)

@@ -6,7 +6,7 @@ from funes import vocab
 from funes.errors import UsageError
 from funes.results import RecallResult
 from funes.retrieval import multi, rerank
-from funes.retrieval.retriever import cached
+from funes.retrieval.retriever import answer
 
 
 def recall(
@@ -38,9 +38,8 @@ def recall(
         block_type=block_type,
         harness=harness,
     )
-    if len(specs) == 1:
-        return cached(specs[0], progress).recall(query, **opts)
-    return multi.merge([cached(s, progress).recall(query, **opts) for s in specs], k)
+    results = [answer(s, lambda r: r.recall(query, **opts), progress) for s in specs]
+    return results[0] if len(results) == 1 else multi.merge(results, k)
 
 
 def memory_list(memory: str | None) -> list[str | None]:

@@ -85,7 +85,7 @@ class RemoteMemory:
     def state(self) -> tuple[State, str]:
         """Ask the Hub (once) and the cache; the state plus the sentence a refusal should print."""
         try:
-            self.commit, self.offline = hubcache.head(self.repo, self.revision)
+            self.commit, self.offline = hubcache.head(self.repo, self.revision, probe=MANIFEST)
             self.manifest = _read_manifest(self.repo, self.commit)
         except hubcache.HubOffline:
             return State.OFFLINE, (
