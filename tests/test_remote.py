@@ -153,6 +153,10 @@ def test_offline_warm_cache_answers_and_a_cold_cache_says_offline(remote, models
     remote.machine("cold")
     with pytest.raises(MemoryOffline, match="offline"):
         recall("redis cache", memory=remote.repo)
+    _add(session("mine", ["my own redis cache note"]))
+    both = recall("redis cache", memory=f"local,{remote.repo}", half_life=0)
+    assert [h.turn_uuid for h in both.hits] == ["mine-t0"] and {h.memory for h in both.hits} == {"local"}
+    assert both.note.startswith(f"{remote.uri} is unreachable") and "other memories" in both.note
 
 
 def test_unauthorized_missing_and_empty_remotes_name_the_fix(remote, models):

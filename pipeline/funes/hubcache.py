@@ -187,5 +187,5 @@ def _classified(call):
         if status is None or status >= 500:
             raise HubOffline(str(status)) from None
         raise
-    except (httpx2.TransportError, OSError) as e:
+    except (httpx2.TransportError, ConnectionError, TimeoutError) as e:
         raise HubOffline(type(e).__name__) from None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from funes import vocab
-from funes.errors import UsageError
+from funes.errors import MemoryOffline, UsageError
 from funes.results import RecallResult
 from funes.retrieval import multi, rerank
 from funes.retrieval.retriever import answer
@@ -38,8 +38,19 @@ def recall(
         block_type=block_type,
         harness=harness,
     )
-    results = [answer(s, lambda r: r.recall(query, **opts), progress) for s in specs]
-    return results[0] if len(results) == 1 else multi.merge(results, k)
+    if len(specs) == 1:
+        return answer(specs[0], lambda r: r.recall(query, **opts), progress)
+    results, notes = [], []
+    for s in specs:
+        try:
+            results.append(answer(s, lambda r: r.recall(query, **opts), progress))
+        except MemoryOffline as e:  # one unreachable remote of several: the others still answer
+            notes.append(f"{e.message.split(' — ')[0]} — recalling from the other memories")
+    if not results:
+        raise MemoryOffline(f"none of {memory} can be read offline", "connect once so funes can fetch them")
+    merged = multi.merge(results, k)
+    merged.note = "\n".join(filter(None, [*notes, merged.note])) or None
+    return merged
 
 
 def memory_list(memory: str | None) -> list[str | None]:
