@@ -59,6 +59,30 @@ CACHE = REPO / "bench" / "out" / "remote_cache"
 USER = "bench"
 
 
+class ServerProcess:
+    """tests/hubserver.py in its own process (as the Hub is: not competing with funes for the GIL)."""
+
+    def __init__(self, root: Path):
+        import subprocess
+
+        self.log = root.parent / "hub-requests.log"
+        cmd = [sys.executable, str(REPO / "tests" / "hubserver.py"), "--port", str(PORT), "--root", str(root)]
+        cmd += ["--token", f"{USER}:bench-token", "--log", str(self.log)]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout.readline().startswith("ready")
+
+    @property
+    def requests(self) -> list[tuple[str, str, int]]:
+        if not self.log.exists():
+            return []
+        lines = self.log.read_text().splitlines()
+        return [(m, p, int(c)) for m, p, c in (ln.rsplit(" ", 2) for ln in lines)]
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
 def machine(name: str) -> Path:
     """Switch this process to machine `name`: its FUNES_HOME and HF cache; no warm Retrievers."""
     from huggingface_hub import constants
@@ -183,6 +207,7 @@ def run_size(n: int, table, server, qs: list[str]) -> dict:
     from funes.retrieval import retriever
 
     snap = next(iter(retriever._RETRIEVERS.values())).memory.snapshot()
+    cold_parts = {k: round(v, 2) for k, v in snap.seconds.items()}
     index_bytes = tree_bytes(remote_dir(repo))
 
     # warm: alternate rounds of local (publisher) and remote (reader) recalls of the same queries
@@ -230,6 +255,7 @@ def run_size(n: int, table, server, qs: list[str]) -> dict:
         "published_bytes": published,
         "build_local_memory_s": round(build_local_s, 2),
         "cold_first_recall_s": round(cold_s, 2),
+        "cold_parts_s": cold_parts,
         "cold_requests": cold_requests,
         "warm_local_ms": {"p50": pct(times["local"], 50), "p95": pct(times["local"], 95), "n": len(times["local"])},
         "warm_remote_ms": {"p50": pct(times["remote"], 50), "p95": pct(times["remote"], 95), "n": len(times["remote"])},
@@ -258,9 +284,7 @@ def main() -> None:
     ap.add_argument("--sizes", default="10000")
     ap.add_argument("--out", default=str(REPO / "bench" / "out" / "remote_bench.json"))
     args = ap.parse_args()
-    from hubserver import HubServer
-
-    server = HubServer(TMP / "hub", {"bench-token": (USER, True)}, port=PORT)
+    server = ServerProcess(TMP / "hub")
     from funes import models
     from funes.retrieval import retriever
     from recall_latency import CachedQueryVectors

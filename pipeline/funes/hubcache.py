@@ -85,7 +85,10 @@ def _probe(repo: str, rev: str, path: str) -> str:
 def _info_sha(repo: str, rev: str) -> str:
     from huggingface_hub import HfApi
 
-    return HfApi().dataset_info(repo, revision=rev, timeout=PROBE_TIMEOUT_S).sha
+    sha = HfApi().dataset_info(repo, revision=rev, timeout=PROBE_TIMEOUT_S).sha
+    if not sha:
+        raise HubOffline(f"{repo}: no commit in the Hub's answer")
+    return sha
 
 
 def _cached_ref(repo: str, rev: str) -> str:

@@ -29,21 +29,25 @@ def recall(
         raise UsageError("-k and --candidates must be at least 1, --neighbors at least 0")
     harness = vocab.parse_harness(harness)
     specs = memory_list(memory)
-    opts = dict(
-        k=k,
-        candidates=candidates,
-        half_life=half_life,
-        recency_floor=recency_floor,
-        neighbors=neighbors,
-        block_type=block_type,
-        harness=harness,
-    )
+
+    def one(r):
+        return r.recall(
+            query,
+            k=k,
+            candidates=candidates,
+            half_life=half_life,
+            recency_floor=recency_floor,
+            neighbors=neighbors,
+            block_type=block_type,
+            harness=harness,
+        )
+
     if len(specs) == 1:
-        return answer(specs[0], lambda r: r.recall(query, **opts), progress)
+        return answer(specs[0], one, progress)
     results, notes = [], []
     for s in specs:
         try:
-            results.append(answer(s, lambda r: r.recall(query, **opts), progress))
+            results.append(answer(s, one, progress))
         except MemoryOffline as e:  # one unreachable remote of several: the others still answer
             notes.append(f"{e.message.split(' — ')[0]} — recalling from the other memories")
     if not results:

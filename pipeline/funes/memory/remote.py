@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,6 +39,7 @@ class Snapshot:
     metas: list[dict]
     downloaded: list[str] = field(default_factory=list)  # shard paths fetched by this open
     built: list[str] = field(default_factory=list)  # shard paths whose segment this open built
+    seconds: dict[str, float] = field(default_factory=dict)  # fetch (download + verify), index (segment builds)
     _ix: object = None
     _table: object = None
 
@@ -144,13 +146,18 @@ class RemoteMemory:
         entries = manifest_shards(self.manifest or {})
         checks = _Verified(self.path / VERIFIED)
         snap = Snapshot(self.commit or "", self.offline, self.manifest or {}, [], [], [])
+        clock = {"fetch": 0.0, "index": 0.0}
         for i, e in enumerate(entries, 1):
+            t0 = time.perf_counter()
             local, fetched = self._fetch(e, checks, say, f"[{i}/{len(entries)}]")
             if fetched:
                 snap.downloaded.append(e["path"])
             shard = sh.Shard(e["path"], e["sha256"], int(e["rows"]), local)
             folder = self.path / e["sha256"]
+            t1 = time.perf_counter()
             meta, built = sh.ensure_segment(shard, folder, say)
+            clock["fetch"] += t1 - t0
+            clock["index"] += time.perf_counter() - t1
             if built:
                 snap.built.append(e["path"])
             if meta["rows"] != shard.rows:
@@ -161,6 +168,7 @@ class RemoteMemory:
             snap.folders.append(folder)
             snap.metas.append(meta)
         checks.save()
+        snap.seconds = clock
         if snap.downloaded or snap.built:
             say("", True)  # a terminal's progress line is cleared again
         self._snapshot = snap
