@@ -88,4 +88,4 @@ class Remote:
     def publish(self) -> str:
         from funes.commands import publish
 
-        return publish.publish(publish.Options(memory=self.repo, yes=True, create=True)).commit
+        return publish.publish(publish.Options(memory=self.repo, create=True)).commit

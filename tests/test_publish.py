@@ -96,7 +96,7 @@ def test_second_publish_uploads_only_the_new_turn_and_a_third_is_up_to_date(hub)
     ]
     again = _publish(hub)
     assert again.published == 0 and hub.commits() == commits + 1
-    assert sorted(_remote_ids(hub)) == sorted(mem.chunks.dataset().to_table(columns=["id"])["id"].to_pylist())
+    assert sorted(_remote_ids(hub)) == sorted(mem.chunks.scan(["id"])["id"].to_pylist())
 
 
 def test_remote_manifest_is_the_truth_when_receipts_are_lost(hub, funes_home):
@@ -104,7 +104,13 @@ def test_remote_manifest_is_the_truth_when_receipts_are_lost(hub, funes_home):
     _publish(hub, create=True)
     shutil.rmtree(funes_home / "pushed")
     _add_turn(mem, "s0", 9, "after the receipts were lost")
+    hub.server.requests.clear()
     assert _publish(hub).published == 1
+    # the shard's ids were read by ranges (footer + id column), never the whole file
+    shard_reads = [m for m, path, status in hub.server.requests if "/resolve/" in path and "data/" in path]
+    assert shard_reads and all(
+        status == 206 or m == "HEAD" for m, path, status in hub.server.requests if "/data/" in path
+    )
     assert len(_remote_ids(hub)) == len(set(_remote_ids(hub))) == 13
 
 
@@ -122,7 +128,7 @@ def test_load_dataset_returns_every_embedded_row_with_the_schema(hub):
     assert ds.column_names == [*schema.CHUNK_COLUMNS, "vector"]
     assert ds.features["vector"].length == DIM and ds.features["vector"].feature.dtype == "float32"
     assert ds.features["seq"].dtype == "int64"
-    local = mem.chunks.dataset().to_table().to_pylist()[:12]
+    local = mem.chunks.scan(["id"]).to_pylist()[:12]
     assert sorted(ds["id"]) == sorted(x["id"] for x in local)
     shard = next(e for p, e in hub.files().items() if p.endswith(".parquet"))
     meta = pq.read_schema(hub.server.store.blob_path(shard["sha256"])).metadata
@@ -190,6 +196,11 @@ def test_a_dropped_connection_leaves_nothing_partial_and_the_next_publish_comple
     assert hub.files() == mem_files
     assert _publish(hub).published == 1
     assert len(_remote_ids(hub)) == len(set(_remote_ids(hub))) == 13
+    # a shard upload cut halfway is retried by the client; the publish still lands once
+    _add_turn(Memory.resolve(None), "s2", 10, "upload cut once")
+    hub.server.faults["drop_upload"] = [True]
+    assert _publish(hub).published == 1 and not hub.server.faults["drop_upload"]
+    assert len(_remote_ids(hub)) == len(set(_remote_ids(hub))) == 14
 
 
 def _second_home(funes_home, extra_session: str):
@@ -255,9 +266,9 @@ def test_planted_secrets_never_reach_the_remote(hub, funes_home):
                 {"session_id": "leaky", "turn_uuid": "leaky-t0", "seq": 0, "text": f"my token is {GITHUB} keep it"},
                 # one AWS secret split across the two chunks of one block
                 {"session_id": "leaky", "turn_uuid": "leaky-t1", "seq": 1, "block_idx": 0, "split_idx": 0,
-                 "text": "export AWS_SECRET_ACCESS_KEY=" + AWS_SECRET[:20]},
+                 "text": "export AWS_SECRET_ACCESS_KEY=" + AWS_SECRET[:3]},
                 {"session_id": "leaky", "turn_uuid": "leaky-t1", "seq": 1, "block_idx": 0, "split_idx": 1,
-                 "text": AWS_SECRET[20:] + " and then we ran the deploy"},
+                 "text": AWS_SECRET[3:] + " and then we ran the deploy"},
                 # JSON-escaped inside a tool input
                 {"session_id": "leaky", "turn_uuid": "leaky-t2", "seq": 2, "block_type": "tool_use", "tool_name": "Bash",
                  "text": '[tool_use Bash] {"command": "curl -H \\"Authorization: Bearer ' + ANTHROPIC + '\\" https://api"}'},
@@ -270,7 +281,7 @@ def test_planted_secrets_never_reach_the_remote(hub, funes_home):
     assert p.returncode == 2, p.stderr
     assert "published 13 chunks" in p.stdout and "held back 4 row(s)" in p.stdout
     assert "session leaky" in p.stdout and "GitHub" in p.stdout and "AWS" in p.stdout
-    needles = [GITHUB, AWS_SECRET, AWS_SECRET[:20], AWS_SECRET[20:], ANTHROPIC]
+    needles = [GITHUB, AWS_SECRET, AWS_SECRET[3:], ANTHROPIC]  # the 3-char head alone is too short to search for
     for path, data in hub.server.stored_bytes():
         assert not any(n.encode() in data for n in needles), path
         if data[:4] == b"PAR1":
@@ -298,3 +309,94 @@ def test_publish_target_must_be_a_hub_repo(funes_home):
     with pytest.raises(UsageError, match="Hub dataset"):
         publish.publish(publish.Options(memory="/tmp/somewhere"))
     assert np is not None
+
+
+def test_push_alias_and_funes_remote_name_the_target(hub, funes_home):
+    _memory()
+    p = _run(funes_home, hub, "push", FUNES_REMOTE=hub.repo_id)
+    assert p.returncode == 1 and f"funes: {hub.repo_id} doesn't exist on the Hub" in p.stderr
+    assert "hint: re-run with --create" in p.stderr
+    p = _run(funes_home, hub, "push", "--create", FUNES_REMOTE=hub.repo_id)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith(f"{hub.repo_id}: published 12 chunks in 1 shard (commit ")
+    assert "  created " in p.stdout and "  dataset card created" in p.stdout
+    p = _run(funes_home, hub, "publish", f"hf://datasets/{hub.repo_id}")
+    assert p.returncode == 0 and p.stdout.startswith(f"{hub.repo_id}: already up to date (12 chunks, commit ")
+
+
+def test_publish_without_a_target_is_a_usage_error(hub, funes_home):
+    p = _run(funes_home, hub, "publish", FUNES_REMOTE="")
+    assert p.returncode == 2 and "funes: publish needs a Hub dataset" in p.stderr
+
+
+def test_after_scrub_the_held_back_rows_publish_redacted(hub, funes_home, monkeypatch):
+    from funes import models
+    from funes.commands.scrub import scrub
+    from retrieval_support import FakeEmbedder
+
+    class Embedder(FakeEmbedder):
+        def encode(self, texts, batch_size=64):
+            return super().encode(texts)
+
+    monkeypatch.setattr(models, "load_embedder", lambda: Embedder())
+    mem = _memory()
+    _add_turn(mem, "leaky", 0, f"my token is {GITHUB} keep it")
+    r = _publish(hub, create=True)
+    assert (r.published, r.held.rows, r.exit_code) == (12, 1, 2)
+    assert scrub().rewritten == 1
+    r = _publish(hub)
+    assert (r.published, r.held.rows, r.exit_code) == (1, 0, 0)
+    texts = []
+    for path, e in hub.files().items():
+        if path.endswith(".parquet"):
+            texts += pq.read_table(hub.server.store.blob_path(e["sha256"]), columns=["text"])["text"].to_pylist()
+    assert "my token is [REDACTED:GitHub] keep it" in texts and not any(GITHUB in t for t in texts)
+
+
+@pytest.mark.parametrize(("answer", "created"), [("n", False), ("y", True)])
+def test_on_a_terminal_the_first_publish_asks_before_creating(hub, funes_home, answer, created):
+    import os
+    import pty
+
+    _memory()
+    master, slave = pty.openpty()
+    p = subprocess.Popen(
+        [*FUNES, "publish", hub.repo_id],
+        env=subprocess_env(funes_home, **hub.env()),
+        stdin=slave,
+        stderr=slave,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    os.close(slave)
+    seen = b""
+    while b"[y/N]" not in seen:
+        seen += os.read(master, 1024)
+    assert b"Create it as a private dataset?" in seen
+    os.write(master, f"{answer}\n".encode())
+    out, _ = p.communicate(timeout=120)
+    os.close(master)
+    assert (p.returncode == 0) is created
+    assert (hub.server.store.load(*hub.repo_id.split("/")) is not None) is created
+    if created:
+        assert out.startswith(f"{hub.repo_id}: published 12 chunks")
+
+
+def test_pending_chunks_are_embedded_first_then_published(hub, monkeypatch):
+    from funes import models
+    from retrieval_support import FakeEmbedder
+
+    class Embedder(FakeEmbedder):
+        def encode(self, texts, batch_size=64):
+            return super().encode(texts)
+
+    monkeypatch.setattr(models, "load_embedder", lambda: Embedder())
+    mem = _memory()
+    mem.chunks.append(chunk_rows(session("late", ["stored, not embedded yet", "me neither"])))
+    seen = []
+    from funes.commands import publish
+
+    r = publish.publish(publish.Options(memory=hub.repo_id, create=True), progress=lambda m, t=False: seen.append(m))
+    assert (r.embedded, r.pending, r.published) == (2, 0, 14)
+    assert any(m.startswith("embedded 2/2 chunks") for m in seen) and any("for secrets" in m for m in seen)
+    assert any(m.startswith("uploading 14 chunks") for m in seen)

@@ -16,9 +16,7 @@ FUNES = [sys.executable, "-m", "funes.cli"]
 
 @pytest.fixture
 def no_models(monkeypatch):
-    from funes.retrieval import retriever
-
-    monkeypatch.setattr(retriever, "_MODELS", {"reranker": None})
+    monkeypatch.setenv("FUNES_RERANK", "off")  # the user's switch: fused order
 
 
 def _run(funes_home, *args):

@@ -27,11 +27,12 @@ def remote(hub, monkeypatch, tmp_path) -> Remote:
 
 @pytest.fixture
 def models(monkeypatch):
-    """No cross-encoder (fused order) and a fake embedder, shared by every Retriever of the process."""
-    from funes.retrieval import retriever
+    """No cross-encoder (fused order) and a fake embedder for every Retriever of the process."""
+    from funes import models
 
     emb = FakeEmbedder({"why streaming parser": unit_vectors(1, seed=7)[0]})
-    monkeypatch.setattr(retriever, "_MODELS", {"reranker": None, "embedder": emb})
+    monkeypatch.setenv("FUNES_RERANK", "off")
+    monkeypatch.setattr(models, "load_embedder", lambda *a, **kw: emb)
     return emb
 
 

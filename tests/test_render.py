@@ -143,9 +143,7 @@ def test_age_wording():
 
 @pytest.fixture
 def golden_memory(funes_home, monkeypatch):
-    from funes.retrieval import retriever
-
-    monkeypatch.setattr(retriever, "_MODELS", {"reranker": None})  # fused order: no model dependence
+    monkeypatch.setenv("FUNES_RERANK", "off")  # fused order: no model dependence
     rows = session(
         "0f6d1c2e-5b7a-4c1d-9e8f-112233445566",
         [
@@ -196,7 +194,7 @@ def test_golden_get_agent_and_human(golden_memory):
     _golden("get_human.txt", render.get_human(res, width=60, color=False))
 
 
-def test_golden_status(golden_memory):
+def test_golden_status():
     from funes.results import Status
 
     st = Status(
@@ -213,6 +211,8 @@ def test_golden_status(golden_memory):
         embedder="sentence-transformers/all-MiniLM-L6-v2",
         reranker=None,
         reranker_note="no cross-encoder is installed; hits keep their fused (vector + keyword) order",
+        held_back=3,
+        held_kinds={"AWS": 1, "GitHub": 1},
         now=1783431000.0 + 46 * 3600,
     )
     _golden("status.txt", render.status_text(st))

@@ -93,7 +93,7 @@ def cmd_status(args) -> int:
 
 def cmd_publish(args) -> int:
     from funes.commands import publish
-    from funes.render_publish import publish_summary
+    from funes.render.publish import publish_summary
 
     target = args.memory or os.environ.get("FUNES_REMOTE", "").strip()
     if not target:
@@ -101,7 +101,6 @@ def cmd_publish(args) -> int:
     opts = publish.Options(
         memory=target,
         source=args.source,
-        yes=args.yes,
         create=args.create,
         no_embed=args.no_embed,
         confirm=_ask if sys.stdin.isatty() and sys.stderr.isatty() and not args.yes else None,
@@ -111,6 +110,17 @@ def cmd_publish(args) -> int:
     show("", True) if sys.stderr.isatty() else None
     sys.stdout.write(publish_summary(report))
     return report.exit_code
+
+
+def cmd_scrub(args) -> int:
+    from funes.commands.scrub import scrub
+    from funes.render.scrub import scrub_summary
+
+    show = _progress_printer()
+    report = scrub(args.memory, progress=show)
+    show("", True) if sys.stderr.isatty() else None
+    sys.stdout.write(scrub_summary(report))
+    return 0
 
 
 def _ask(question: str) -> bool:
@@ -130,7 +140,24 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="funes", description="Local-first memory for coding agents.")
     p.add_argument("--version", action="version", version=f"funes {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    for add in (_add_index, _add_recall, _add_get, _add_status, _add_publish, _add_scrub):
+        add(sub)
+    return p
 
+
+def _memory_option(
+    p: argparse.ArgumentParser,
+    help: str = "local, a path, owner/name or hf://datasets/owner/name[@rev] (default: local)",
+    metavar: str = "MEMORY",
+) -> None:
+    p.add_argument("--memory", metavar=metavar, help=help)
+
+
+def _harness_option(p: argparse.ArgumentParser, help: str) -> None:
+    p.add_argument("--harness", metavar=HARNESSES, help=help)
+
+
+def _add_index(sub) -> None:
     ix = sub.add_parser("index", help="index agent transcripts into the local memory")
     ix.add_argument(
         "path",
@@ -138,7 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="a transcript tree, one file, a state.db, a Parquet trace export, or a Hub agent-traces dataset "
         "(owner/name or hf://datasets/owner/name)",
     )
-    ix.add_argument("--harness", metavar=HARNESSES, help="only this agent's sessions (or force the format of PATH)")
+    _harness_option(ix, "only this agent's sessions (or force the format of PATH)")
     ix.add_argument("--no-thinking", action="store_true", help="leave thinking blocks out")
     ix.add_argument("--limit", type=int, metavar="N", help="only the N most recent sessions per source")
     ix.add_argument("--yes", action="store_true", help="no time budget: store and embed everything now")
@@ -148,6 +175,8 @@ def build_parser() -> argparse.ArgumentParser:
     ix.add_argument("--no-embed", action="store_true", help="store text only; vectors are backfilled later")
     ix.set_defaults(func=cmd_index)
 
+
+def _add_recall(sub) -> None:
     rc = sub.add_parser("recall", help="recall passages from past agent sessions (agent format)")
     rc.add_argument("query", nargs="*", help="what to recall, in free text")
     rc.add_argument("-k", "--k", type=int, default=8, help="number of hits (default 8)")
@@ -168,38 +197,40 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rc.add_argument("--neighbors", type=int, default=1, metavar="W", help="attach chunks within W seqs (default 1)")
     rc.add_argument("--type", choices=vocab.BLOCK_TYPES, help="only this block type")
-    rc.add_argument("--harness", metavar=HARNESSES, help="only this agent's sessions")
-    rc.add_argument(
-        "--memory",
-        metavar="MEMORY[,MEMORY…]",
-        help="local, a path, owner/name or hf://datasets/owner/name[@rev]; comma-separated memories are "
+    _harness_option(rc, "only this agent's sessions")
+    _memory_option(
+        rc,
+        "local, a path, owner/name or hf://datasets/owner/name[@rev]; comma-separated memories are "
         "recalled as one ranking (default: local)",
+        "MEMORY[,MEMORY…]",
     )
     rc.add_argument("--json", action="store_true", help="one JSON document instead of the agent format")
     rc.set_defaults(func=cmd_recall)
 
+
+def _add_get(sub) -> None:
     gt = sub.add_parser("get", help="reopen the turns around one recalled turn")
     gt.add_argument("session_id")
     gt.add_argument("turn_uuid")
     gt.add_argument("--window", type=int, default=3, help="turns either side, by seq (default 3)")
-    gt.add_argument("--memory", metavar="MEMORY", help="the memory named by the hit's → get line")
+    _memory_option(gt, "the memory named by the hit's → get line")
     gt.add_argument("--format", choices=("human", "agent"), help="default: human on a terminal, else agent")
     gt.add_argument("--highlight", metavar="TEXT", help="mark where TEXT first occurs (human format)")
     gt.set_defaults(func=cmd_get)
 
+
+def _add_status(sub) -> None:
     st = sub.add_parser("status", help="what the memory holds and how fresh its indexes are")
     st.add_argument("memory_pos", nargs="?", metavar="MEMORY", help=argparse.SUPPRESS)
-    st.add_argument("--memory", metavar="MEMORY", help="local, a path, owner/name or hf://datasets/owner/name")
+    _memory_option(st)
     st.add_argument("--json", action="store_true", help="machine-readable")
     st.set_defaults(func=cmd_status)
 
+
+def _add_publish(sub) -> None:
     for name in ("publish", "push"):
-        pb = sub.add_parser(
-            name,
-            help="publish the local memory to a private Hugging Face dataset"
-            if name == "publish"
-            else "alias of publish (the original's name)",
-        )
+        doc = "publish the local memory to a private Hugging Face dataset" if name == "publish" else "alias of publish"
+        pb = sub.add_parser(name, help=doc)
         pb.add_argument(
             "memory",
             nargs="?",
@@ -213,7 +244,12 @@ def build_parser() -> argparse.ArgumentParser:
             "--from", dest="source", metavar="local|PATH", help="the local memory to publish (default: local)"
         )
         pb.set_defaults(func=cmd_publish)
-    return p
+
+
+def _add_scrub(sub) -> None:
+    sc = sub.add_parser("scrub", help="redact in place every secret the publish gate finds (local memory only)")
+    _memory_option(sc)
+    sc.set_defaults(func=cmd_scrub)
 
 
 def main(argv: list[str] | None = None) -> int:

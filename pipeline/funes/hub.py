@@ -126,12 +126,16 @@ def read_file(repo_id: str, path: str, revision: str) -> bytes | None:
     return Path(local).read_bytes()
 
 
-def download(repo_id: str, path: str, revision: str) -> Path:
-    """A file at a commit, as a path in the HF cache (shards are read column by column from there)."""
-    from huggingface_hub import hf_hub_download
+@contextmanager
+def open_at(repo_id: str, path: str, revision: str) -> Iterator:
+    """A file at a commit as a seekable file object read by HTTP ranges (a Parquet reader fetches
+    only the footer and the columns it needs, not the whole shard)."""
+    from huggingface_hub import HfFileSystem
 
     with _translated(repo_id, "read"):
-        return Path(hf_hub_download(repo_id, path, repo_type="dataset", revision=revision))
+        fs = HfFileSystem(skip_instance_cache=True)
+        with fs.open(f"datasets/{repo_id}@{revision}/{path}", "rb") as f:
+            yield f
 
 
 def commit(repo_id: str, files: list[tuple[str, Path | bytes]], message: str, parent: str) -> str:

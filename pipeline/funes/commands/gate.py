@@ -16,7 +16,8 @@ import pyarrow as pa
 from funes import scan
 from funes.errors import FunesError
 from funes.ingest.chunk import reconstruct
-from funes.memory import lance as lt
+from funes.memory.atomic import read_json, write_json
+from funes.scan import detectsecrets, kingfisher
 
 BLOCK_KEY = ("session_id", "turn_uuid", "block_idx")
 _SESSIONS_PER_QUERY = 256
@@ -37,39 +38,38 @@ class Held:
         return ", ".join(f"{k}×{n}" for k, n in sorted(self.kinds.items()))
 
 
-def require_scanners() -> dict[str, str]:
-    """Every engine's version, or GateUnavailable naming the one that is missing and the fix."""
-    found = scan.engines()
-    missing = {k: v for k, v in found.items() if v.startswith("unavailable")}
+def require_scanners() -> None:
+    """GateUnavailable naming the engine that is missing and the fix, unless all three can run
+    (the funes rules are built in; a broken Kingfisher binary is caught when it runs)."""
+    path, why = kingfisher.binary()
+    missing = None if path else ("kingfisher", why)
+    if missing is None and not detectsecrets.available():
+        missing = ("detect-secrets", "not installed")
     if missing:
-        name, why = next(iter(missing.items()))
         raise GateUnavailable(
-            f"the secret gate cannot run: {name} is {why}; nothing was published",
+            f"the secret gate cannot run: {missing[0]} is unavailable ({missing[1]}); nothing was published",
             "pip install kingfisher-bin detect-secrets (and unset FUNES_KINGFISHER), then run the same command again",
         )
-    return found
 
 
-def _pieces(ds, sessions: list[str]) -> dict[tuple, list[tuple[int, str]]]:
+def _pieces(chunks, sessions: list[str]) -> dict[tuple, list[tuple[int, str]]]:
     """Every stored piece of every block of these sessions, keyed by block."""
     out: dict[tuple, list[tuple[int, str]]] = {}
     for lo in range(0, len(sessions), _SESSIONS_PER_QUERY):
-        part = sessions[lo : lo + _SESSIONS_PER_QUERY]
-        flt = "session_id IN (" + ", ".join(lt.quote(s) for s in part) + ")"
-        t = ds.to_table(columns=[*BLOCK_KEY, "split_idx", "text"], filter=flt)
+        t = chunks.sessions_rows(sessions[lo : lo + _SESSIONS_PER_QUERY], [*BLOCK_KEY, "split_idx", "text"])
         cols = [t[c].to_pylist() for c in (*BLOCK_KEY, "split_idx", "text")]
         for s, turn, b, split, text in zip(*cols):
             out.setdefault((s, turn, b), []).append((split, text))
     return out
 
 
-def check(ds, rows: pa.Table, held: Held) -> list[bool]:
+def check(chunks, rows: pa.Table, held: Held) -> list[bool]:
     """Per outgoing row (needs the block key columns and id): True when it may leave.
     Scanner failures propagate as FunesError, before anything is uploaded."""
     keys = list(zip(*(rows[c].to_pylist() for c in BLOCK_KEY)))
     if not keys:
         return []
-    pieces = _pieces(ds, sorted({k[0] for k in keys}))
+    pieces = _pieces(chunks, sorted({k[0] for k in keys}))
     blocks = sorted(set(keys))
     texts = [reconstruct([t for _, t in sorted(dict(pieces.get(k, [])).items())]) for k in blocks]
     try:
@@ -88,3 +88,30 @@ def check(ds, rows: pa.Table, held: Held) -> list[bool]:
             held.rows += 1
             held.ids.add(ids[i])
     return ok
+
+
+CACHE = "gate.json"
+_STEP = 4096
+
+
+def holdback(mem) -> tuple[int, dict[str, int]]:
+    """(rows a publish would hold back, kinds by block) over the whole local memory. Cached in
+    memory/gate.json and extended over the rows appended since: rows are append-only, so a
+    position once scanned never changes (scrub, the one rewrite, drops the cache)."""
+    n = mem.chunks.count()
+    cached = read_json(mem.path / CACHE)
+    if not isinstance(cached, dict) or not 0 <= int(cached.get("rows", -1)) <= n:
+        cached = {"rows": 0, "ids": [], "kinds": {}}
+    if cached["rows"] < n:
+        require_scanners()
+        found = Held(kinds=Counter(cached["kinds"]), ids=set(cached["ids"]))
+        for lo in range(cached["rows"], n, _STEP):
+            check(mem.chunks, mem.chunks.take(range(lo, min(lo + _STEP, n)), [*BLOCK_KEY, "id"]), found)
+        cached = {"rows": n, "ids": sorted(found.ids), "kinds": dict(sorted(found.kinds.items()))}
+        write_json(mem.path / CACHE, cached)
+    return len(cached["ids"]), cached["kinds"]
+
+
+def forget(mem) -> None:
+    """Drop the cache (scrub rewrote rows)."""
+    (mem.path / CACHE).unlink(missing_ok=True)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from funes.commands.reading import answer
 from funes.errors import UsageError
 from funes.results import GetResult
-from funes.retrieval.retriever import answer
 
 
 def get(session_id: str, turn_uuid: str, *, memory: str | None = None, window: int = 3, progress=None) -> GetResult:

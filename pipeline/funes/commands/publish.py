@@ -30,7 +30,6 @@ RETRIES = 5
 class Options:
     memory: str  # the Hub target: owner/name or hf://datasets/owner/name
     source: str | None = None  # the local memory to publish (default: local)
-    yes: bool = False
     create: bool = False
     no_embed: bool = False
     confirm: Callable[[str], bool] | None = None  # asks on a terminal; None = off-terminal
@@ -58,10 +57,11 @@ class Report:
 
 def publish(opts: Options, progress=lambda msg, transient=False: None) -> Report:
     target = spec.parse(opts.memory)
-    if not target.is_hub or target.revision:
+    if target.repo_id is None or target.revision:
         raise UsageError(f"publish sends a memory to a Hub dataset, not to {opts.memory}", "give owner/name")
+    repo_id = target.repo_id
     mem = Memory.resolve(opts.source).require()
-    report = Report(target.repo_id)
+    report = Report(repo_id)
     if not opts.no_embed and len(mem.pending_rows()):
         from funes.commands.index import embed_pending
 
@@ -70,14 +70,14 @@ def publish(opts: Options, progress=lambda msg, transient=False: None) -> Report
     report.pending = len(mem.pending_rows())
     gate.require_scanners()
     hub.require_token()
-    remote = _target_repo(target.repo_id, opts, report)
+    remote = _target_repo(repo_id, opts, report)
     for attempt in range(RETRIES):
         try:
             return _attempt(mem, target.uri, remote, report, progress)
         except hub.Conflict:
-            progress(f"{target.repo_id} moved during the publish; re-reading it (retry {attempt + 1})")
-            remote = hub.repo(target.repo_id) or remote
-    raise hub.HubError(f"{target.repo_id} kept moving while publishing ({RETRIES} tries)", "run the same command again")
+            progress(f"{repo_id} moved during the publish; re-reading it (retry {attempt + 1})")
+            remote = hub.repo(repo_id) or remote
+    raise hub.HubError(f"{repo_id} kept moving while publishing ({RETRIES} tries)", "run the same command again")
 
 
 def _target_repo(repo_id: str, opts: Options, report: Report) -> hub.Repo:
@@ -176,7 +176,8 @@ def _sync_receipt(uri: str, remote: hub.Repo, man: dict, progress) -> receipts.R
     unread = [s["path"] for s in man["shards"] if s["path"] not in known.shards]
     for i, path in enumerate(unread, 1):
         progress(f"reading ids of {path} ({i}/{len(unread)})", True)
-        known.ids.update(mirror.read_ids(hub.download(remote.repo_id, path, remote.sha)))
+        with hub.open_at(remote.repo_id, path, remote.sha) as f:
+            known.ids.update(mirror.read_ids(f))
         known.shards.add(path)
     if unread:
         receipts.save(uri, known)
@@ -187,9 +188,8 @@ def _outgoing(mem: Memory, known: set[str]) -> tuple[np.ndarray, np.ndarray]:
     """(vector row, chunk row) of every embedded chunk the remote lacks, in chunk order."""
     import pyarrow.compute as pc
 
-    vec = mem.vectors.dataset()
-    t = vec.to_table(columns=["id", "row"])
-    fresh = pc.invert(pc.is_in(t["id"], value_set=pa.array(sorted(known), pa.string())))
+    t = mem.vectors.scan(["id", "row"])
+    fresh = pc.invert(pc.is_in(t["id"], value_set=pa.array(list(known), pa.string())))
     idx = np.flatnonzero(fresh.to_numpy(zero_copy_only=False))
     ids, rows = t["id"].to_numpy(zero_copy_only=False)[idx], t["row"].to_numpy()[idx]
     _, first = np.unique(ids, return_index=True)  # a chunk embedded twice is published once
@@ -207,14 +207,13 @@ class _Facts:
 
 
 def _write_shards(mem, vec_pos, rows, writer, report: Report, progress, clock) -> _Facts:
-    ds, vec = mem.chunks.dataset(), mem.vectors.dataset()
     facts = _Facts()
     for lo in range(0, len(rows), WINDOW):
         with clock("read"):
-            part = ds.take(rows[lo : lo + WINDOW].tolist(), columns=schema.CHUNK_COLUMNS)
-            vectors = vec.take(vec_pos[lo : lo + WINDOW].tolist(), columns=["vector"])["vector"]
+            part = mem.chunks.take(rows[lo : lo + WINDOW], schema.CHUNK_COLUMNS)
+            vectors = mem.vectors.take(vec_pos[lo : lo + WINDOW], ["vector"])["vector"]
         with clock("scan"):
-            ok = gate.check(ds, part, report.held)
+            ok = gate.check(mem.chunks, part, report.held)
         clean = part.append_column("vector", vectors).filter(pa.array(ok, pa.bool_()))
         with clock("write"):
             writer.write(clean)

@@ -1,12 +1,13 @@
-"""`funes recall`: validate the request, open (or reuse) the memory's Retriever, return the hits."""
+"""`funes recall`: validate the request, repair stale indexes if nobody else is writing, return the hits."""
 
 from __future__ import annotations
 
 from funes import vocab
+from funes.commands.reading import answer
 from funes.errors import MemoryOffline, UsageError
 from funes.results import RecallResult
 from funes.retrieval import multi, rerank
-from funes.retrieval.retriever import answer
+from funes.retrieval.retriever import RecallRequest
 
 
 def recall(
@@ -22,32 +23,14 @@ def recall(
     harness: str | None = None,
     progress=None,
 ) -> RecallResult:
-    query = " ".join((query or "").split())
-    if not query:
-        raise UsageError('empty query — say what to recall, e.g. funes recall "why did we switch parsers"')
-    if k < 1 or candidates < 1 or neighbors < 0:
-        raise UsageError("-k and --candidates must be at least 1, --neighbors at least 0")
-    harness = vocab.parse_harness(harness)
+    req = request(query, k, candidates, half_life, recency_floor, neighbors, block_type, harness)
     specs = memory_list(memory)
-
-    def one(r):
-        return r.recall(
-            query,
-            k=k,
-            candidates=candidates,
-            half_life=half_life,
-            recency_floor=recency_floor,
-            neighbors=neighbors,
-            block_type=block_type,
-            harness=harness,
-        )
-
     if len(specs) == 1:
-        return answer(specs[0], one, progress)
+        return answer(specs[0], lambda r: r.run(req), progress, repair=True)
     results, notes = [], []
     for s in specs:
         try:
-            results.append(answer(s, one, progress))
+            results.append(answer(s, lambda r: r.run(req), progress, repair=True))
         except MemoryOffline as e:  # one unreachable remote of several: the others still answer
             notes.append(f"{e.message.split(' — ')[0]} — recalling from the other memories")
     if not results:
@@ -61,3 +44,31 @@ def memory_list(memory: str | None) -> list[str | None]:
     """`local,acme/mem` -> each memory once, in the order named (None = the default local memory)."""
     specs = [s.strip() for s in (memory or "").split(",") if s.strip()]
     return list(dict.fromkeys(specs)) or [None]
+
+
+def request(
+    query: str,
+    k: int,
+    candidates: int,
+    half_life: float,
+    recency_floor: float,
+    neighbors: int,
+    block_type: str | None,
+    harness: str | None,
+) -> RecallRequest:
+    """The validated request; every refusal of a bad recall argument is worded here."""
+    query = " ".join((query or "").split())
+    if not query:
+        raise UsageError('empty query — say what to recall, e.g. funes recall "why did we switch parsers"')
+    if k < 1 or candidates < 1 or neighbors < 0:
+        raise UsageError("-k and --candidates must be at least 1, --neighbors at least 0")
+    return RecallRequest(
+        query,
+        k=k,
+        candidates=candidates,
+        half_life=half_life,
+        recency_floor=recency_floor,
+        neighbors=neighbors,
+        block_type=vocab.parse_block_type(block_type),
+        harness=vocab.parse_harness(harness),
+    )

@@ -5,19 +5,21 @@ from __future__ import annotations
 import time
 from collections import Counter
 
+from funes.errors import FunesError
 from funes.memory import Memory, State, indexes
 from funes.results import Status
 
 
 def status(memory: str | None = None, progress=None) -> Status:
-    mem = Memory.resolve(memory)
+    mem = Memory.open(memory)
     if mem.remote:
         return _remote(mem, progress)
     state, message = mem.state()
     st = Status(label=mem.label, state=state.value, message=message, now=time.time())
     if state in (State.MISSING, State.EMPTY):
         return st
-    mem.require()
+    if state is not State.READY:
+        mem.require()  # raises the memory's own refusal (incompatible, unreadable)
     from funes import models
 
     st.chunks = mem.chunks.count()
@@ -28,6 +30,7 @@ def status(memory: str | None = None, progress=None) -> Status:
     st.sessions, st.by_harness, st.by_type = _counts(mem, st.chunks)
     st.embedder = models.embedder_id()
     st.reranker, st.reranker_note = models.reranker_status()
+    _gate(mem, st)
     return st
 
 
@@ -66,6 +69,15 @@ def _epoch(stamp) -> float | None:
 
 def _tree_bytes(folder) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.exists() else 0
+
+
+def _gate(mem: Memory, st: Status) -> None:
+    from funes.commands import gate
+
+    try:
+        st.held_back, st.held_kinds = gate.holdback(mem)
+    except FunesError as e:  # a missing scanner blocks publishing; status says so instead of failing
+        st.gate = e.message
 
 
 def _facet_counts(fac) -> tuple[int, dict[str, int], dict[str, int]]:

@@ -11,6 +11,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,10 +22,15 @@ from funes.errors import (
     MemoryOffline,
     MemoryUnauthorized,
     MemoryUnreadable,
+    UsageError,
 )
 from funes.memory import lock, tables
+from funes.memory import spec as specs
 from funes.memory.atomic import read_json, write_json
 from funes.memory.tables import ChunkTable, VectorTable
+
+if TYPE_CHECKING:
+    from funes.memory.remote import RemoteMemory
 
 MANIFEST = "manifest.json"
 
@@ -62,20 +68,28 @@ class Memory:
     remote = False
 
     @classmethod
-    def resolve(cls, spec: str | None = None):
-        """`local`/None -> $FUNES_HOME/memory; `owner/name` or `hf://datasets/owner/name[@rev]` -> a
-        RemoteMemory; anything else is a local path (~ expanded)."""
-        from funes.memory import spec as specs
-
+    def open(cls, spec: str | None = None) -> Memory | RemoteMemory:
+        """The memory a read command names: a local one (as `resolve`), or a published one on the Hub
+        (`owner/name`, `hf://datasets/owner/name[@rev]`) read through the HF cache."""
         parsed = specs.parse(spec)
-        if parsed.kind == "local":
-            return cls(paths.memory_dir(), default=True)
         if parsed.is_hub:
             from funes.memory.remote import RemoteMemory
 
-            return RemoteMemory(parsed.repo_id, parsed.revision)
-        spec = (spec or "").strip()
-        p = Path(spec).expanduser()
+            return RemoteMemory(parsed.repo_id or "", parsed.revision)
+        return cls.resolve(spec)
+
+    @classmethod
+    def resolve(cls, spec: str | None = None) -> Memory:
+        """A local memory from a spec (`memory.spec.parse`): `local`/None -> $FUNES_HOME/memory, or a path."""
+        parsed = specs.parse(spec)
+        if parsed.kind == "local":
+            return cls(paths.memory_dir(), default=True)
+        if parsed.path is None:  # a Hub repo: reading one is remote recall's job
+            raise UsageError(
+                f"{parsed.uri} is a Hub memory; this command reads a local memory",
+                "give `local` or a folder path (publish to the Hub with `funes publish owner/name`)",
+            )
+        p: Path = parsed.path
         # accept both the memory folder and its parent FUNES_HOME-like folder
         if not (p / "chunks.lance").exists() and (p / "memory" / "chunks.lance").exists():
             p = p / "memory"

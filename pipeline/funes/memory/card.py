@@ -1,4 +1,4 @@
-"""The dataset card (`README.md` of a published memory): rendered from cards/README.md, stats between markers.
+"""The dataset card (`README.md` of a published memory): rendered from cards/dataset_card.md, stats between markers.
 
 A card with both markers gets its stats block refreshed; a card without them (written or edited by
 a person outside funes' markers) is never touched.
@@ -49,7 +49,7 @@ def column_table() -> str:
 
 
 def render(repo_id: str, s: Stats) -> str:
-    template = string.Template((paths.cards_dir() / "README.md").read_text(encoding="utf-8"))
+    template = string.Template((paths.cards_dir() / "dataset_card.md").read_text(encoding="utf-8"))
     return template.substitute(
         pretty_name=f"funes memory {repo_id}",
         size_category=size_category(s.chunks),

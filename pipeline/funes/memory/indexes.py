@@ -28,11 +28,12 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from funes import paths
-from funes.memory import bm25, facets, vecindex
+from funes.memory import bm25, facets, lock, vecindex
 from funes.memory.atomic import read_json, write_json
 from funes.memory.tokenize import tokenize_many
 
@@ -101,7 +102,7 @@ def refresh(memory, progress=None) -> dict:
     memory.vectors.reload()
     chunks = memory.chunks.dataset()
     old = read_manifest(folder)
-    stats = {"added_rows": 0, "added_vectors": 0, "rebuilt": [], "merged": 0}
+    stats: dict[str, Any] = {"added_rows": 0, "added_vectors": 0, "rebuilt": [], "merged": 0}
     if chunks is None:
         if folder.exists():
             shutil.rmtree(folder, ignore_errors=True)
@@ -282,6 +283,53 @@ def _sweep(folder: Path, man: dict) -> None:
             shutil.rmtree(entry, ignore_errors=True)
         else:
             entry.unlink(missing_ok=True)
+
+
+def refresh_if_stale(memory, progress=None) -> bool:
+    """Index rows stored but not indexed (a crashed or older indexer left them), unless a writer is busy.
+
+    A recall calls this before reading: it is the one read path that writes, so it is a visible
+    decision of the command, not a side effect of the retriever. Cheap when nothing changed since
+    the last call in this process (three stats); otherwise two row counts against the manifest.
+    Returns whether it refreshed.
+    """
+    key = str(memory.path)
+    stamp = _stamps(memory)
+    if _CHECKED.get(key) == stamp:
+        return False
+    if not _stale(memory):
+        _CHECKED[key] = stamp
+        return False
+    with lock.try_writer_lock(paths.lock_file_for(memory.path)) as held:
+        if not held:  # the writer that holds it refreshes when it is done
+            return False
+        refresh(memory, progress)
+    _CHECKED[key] = _stamps(memory)
+    return True
+
+
+# a warm server asks before every recall: remember what was checked, per memory, in this process
+_CHECKED: dict[str, tuple] = {}
+
+
+def _stamps(memory) -> tuple:
+    return (
+        table_stamp(paths.chunks_table(memory.path)),
+        table_stamp(paths.vectors_table(memory.path)),
+        manifest_stamp(index_dir(memory)),
+    )
+
+
+def _stale(memory) -> bool:
+    memory.chunks.reload()
+    memory.vectors.reload()
+    rows = memory.chunks.count()
+    if not rows:
+        return False
+    man = read_manifest(index_dir(memory))
+    if man is None:
+        return True
+    return int(man["chunks"]["rows"]) < rows or int(man["vectors"]["rows"]) < memory.vectors.count()
 
 
 # ---- reading -------------------------------------------------------------------------------

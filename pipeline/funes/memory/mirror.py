@@ -13,6 +13,7 @@ import json
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 
@@ -49,7 +50,8 @@ class ShardWriter:
         self.folder, self.schema, self.seq, self.max_rows = Path(folder), row_schema, first_seq, max_rows
         self.folder.mkdir(parents=True, exist_ok=True)
         self.shards: list[tuple[Shard, Path]] = []
-        self._writer = None
+        self._writer: Any = None
+        self._tmp = self.folder / ".shard.tmp"
         self._rows = 0
 
     def write(self, table: pa.Table) -> None:
@@ -88,11 +90,11 @@ class ShardWriter:
         return self.shards
 
 
-def read_ids(path: Path) -> list[str]:
-    """The `id` column of one shard (the only column read)."""
+def read_ids(source) -> list[str]:
+    """The `id` column of one shard (a path or a seekable file; only that column is read)."""
     import pyarrow.parquet as pq
 
-    return pq.read_table(path, columns=["id"])["id"].to_pylist()
+    return pq.read_table(source, columns=["id"])["id"].to_pylist()
 
 
 def empty_manifest(model: str, dim: int) -> dict:

@@ -7,7 +7,6 @@ ids are recorded only after the commit that carries them succeeded, or after rea
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import tempfile
@@ -15,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from funes import paths
+from funes.memory.atomic import read_json, write_json
 
 
 @dataclass
@@ -29,15 +29,16 @@ def folder(uri: str, base: Path | None = None) -> Path:
 
 def load(uri: str) -> Receipt:
     d = folder(uri)
+    shards = read_json(d / "shards.json")
     try:
-        shards = json.loads((d / "shards.json").read_text(encoding="utf-8"))
         ids = (d / "ids").read_text(encoding="utf-8").split()
-    except (OSError, ValueError):
+    except OSError:
         return Receipt()
-    return Receipt(set(shards), set(ids))
+    return Receipt(set(shards), set(ids)) if isinstance(shards, list) else Receipt(set(), set(ids))
 
 
-def _write(path: Path, data: str) -> None:
+def _write_lines(path: Path, data: str) -> None:
+    # the id list is plain lines (millions of ids parse faster than JSON); same crash safety as write_json
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(data)
@@ -51,5 +52,5 @@ def save(uri: str, receipt: Receipt) -> None:
     whose ids are missing."""
     d = folder(uri)
     d.mkdir(parents=True, exist_ok=True)
-    _write(d / "ids", "".join(i + "\n" for i in sorted(receipt.ids)))
-    _write(d / "shards.json", json.dumps(sorted(receipt.shards)))
+    _write_lines(d / "ids", "".join(i + "\n" for i in sorted(receipt.ids)))
+    write_json(d / "shards.json", sorted(receipt.shards))
