@@ -16,6 +16,7 @@ from typing import TypeVar
 
 from funes.errors import FunesError
 from funes.memory import Memory, indexes
+from funes.memory.remote import RemoteMemory
 from funes.retrieval.retriever import Retriever, cached, last_remote
 
 T = TypeVar("T")
@@ -23,15 +24,15 @@ T = TypeVar("T")
 
 def answer(spec: str | None, work: Callable[[Retriever], T], progress=None, repair: bool = False) -> T:
     """`work(retriever)` on the memory's current state (its refusal raised when it is not readable)."""
-    memory = Memory.open(spec)
-    last = last_remote(memory) if memory.remote else None
+    memory: Memory | RemoteMemory = Memory.open(spec)
+    last = last_remote(memory) if isinstance(memory, RemoteMemory) else None
     if last is None:
         memory = memory.require()
         if repair and not memory.remote:
             indexes.refresh_if_stale(memory)
         return work(cached(memory, progress))
     with ThreadPoolExecutor(1) as pool:
-        fresh = pool.submit(memory.require)
+        fresh = pool.submit(_require, memory)
         try:
             guess: T | None = work(last)
         except FunesError:
@@ -40,3 +41,7 @@ def answer(spec: str | None, work: Callable[[Retriever], T], progress=None, repa
     if guess is not None and memory.key == last.memory.key:
         return guess
     return work(cached(memory, progress))
+
+
+def _require(memory: Memory | RemoteMemory) -> Memory | RemoteMemory:
+    return memory.require()

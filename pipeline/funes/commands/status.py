@@ -12,7 +12,7 @@ from funes.results import Status
 
 def status(memory: str | None = None, progress=None) -> Status:
     mem = Memory.open(memory)
-    if mem.remote:
+    if not isinstance(mem, Memory):
         return _remote(mem, progress)
     state, message = mem.state()
     st = Status(label=mem.label, state=state.value, message=message, now=time.time())

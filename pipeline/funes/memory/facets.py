@@ -187,11 +187,15 @@ def concat(parts: list[Facets]) -> Facets:
     }
     return Facets(
         rows=sum(p.rows for p in parts),
+        session=joined["session"],
+        seq=joined["seq"],
+        block_type=joined["block_type"],
+        harness=joined["harness"],
+        ts=joined["ts"],
         block_types=list(kinds),
         harnesses=list(harnesses),
         n_sessions=len(sessions),
         _sessions=list(sessions),
-        **joined,
     )
 
 

@@ -16,19 +16,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from funes import models, paths
 from funes.errors import FunesError, MemoryIncompatible
 from funes.memory import Memory, indexes
+from funes.memory.remote import RemoteMemory
 from funes.memory.tokenize import query_terms
 from funes.results import GetResult, Hit, RecallResult
 from funes.retrieval import context, hybrid, rerank
-
-if TYPE_CHECKING:
-    from funes.memory.remote import RemoteMemory
 
 AUTO = "auto"
 LEGS = ("vector", "bm25")  # the two legs fused by RRF; a benchmark may run one alone
@@ -84,7 +81,7 @@ class Retriever:
     Not thread-safe: a server serialises calls (as the original's MCP server does).
     """
 
-    def __init__(self, memory: Memory, *, embedder=AUTO, reranker=AUTO):
+    def __init__(self, memory: Memory | RemoteMemory, *, embedder=AUTO, reranker=AUTO):
         self.memory = memory
         self._embedder, self._reranker = embedder, reranker
         self._ix: indexes.Indexes | None = None
@@ -108,7 +105,7 @@ class Retriever:
 
         A remote memory's are its snapshot's: fixed for the commit the memory resolved.
         """
-        if self.memory.remote:
+        if isinstance(self.memory, RemoteMemory):
             if self._ix is None:
                 self._ix = self.memory.snapshot(self.progress).indexes()
             return self._ix
