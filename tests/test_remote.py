@@ -291,3 +291,20 @@ def test_cli_remote_recall_get_line_pastes_and_status_prints(remote):
     gone = funes("recall", "x", "--memory", remote.repo + "-nope")
     assert gone.returncode == 1 and gone.stderr.startswith(f"funes: {remote.uri}-nope doesn't exist")
     assert "Traceback" not in out.stderr + again.stderr + st.stderr + gone.stderr
+
+
+def test_a_pinned_revision_reads_that_commit_and_its_get_lines_keep_it(remote, models):
+    from funes.commands.get import get
+    from funes.commands.recall import recall
+
+    first = _publish_in_steps(remote, ((0, 2),))[0]
+    _add(session("late", ["the zeppelin decision, finally"], ts="2026-06-30T00:00:00.000Z"))
+    remote.publish()
+    remote.machine("reader")
+    pinned = f"{remote.uri}@{first}"
+    old = recall("zeppelin redis", memory=pinned, half_life=0, k=20)
+    assert old.label == pinned and "late-t0" not in [h.turn_uuid for h in old.hits]
+    assert "late-t0" in [h.turn_uuid for h in recall("zeppelin redis", memory=remote.uri, half_life=0, k=20).hits]
+    mark = len(remote.requests)
+    assert get("sess-0000", "sess-0000-t1", memory=pinned).label == pinned
+    assert remote.since(mark) == []  # a commit sha needs no head lookup
