@@ -89,3 +89,29 @@ class Remote:
         from funes.commands import publish
 
         return publish.publish(publish.Options(memory=self.repo, create=True)).commit
+
+
+class PrivateHub:
+    """A test Hub of one test's own (conftest's `hub` shape: repo_id, server, env), for data that
+    must not land in the session's shared server, whose tests read every Parquet file it holds."""
+
+    def __init__(self, root: Path, monkeypatch: pytest.MonkeyPatch):
+        from huggingface_hub import constants, hf_api
+
+        from conftest import HUB_USER, HUB_WRITE_TOKEN
+        from hubserver import HubServer
+
+        self.server = HubServer(root, {HUB_WRITE_TOKEN: (HUB_USER, True)})
+        self.url, self.repo_id, self.token = self.server.url, f"{HUB_USER}/traces", HUB_WRITE_TOKEN
+        monkeypatch.setenv("HF_ENDPOINT", self.url)
+        monkeypatch.setattr(constants, "ENDPOINT", self.url)
+        monkeypatch.setattr(
+            constants, "HUGGINGFACE_CO_URL_TEMPLATE", self.url + "/{repo_id}/resolve/{revision}/{filename}"
+        )
+        monkeypatch.setattr(hf_api.api, "endpoint", self.url)
+
+    def env(self, **extra: str) -> dict[str, str]:
+        return {"HF_ENDPOINT": self.url, "HF_TOKEN": self.token, "HF_HUB_OFFLINE": "0", **extra}
+
+    def stop(self) -> None:
+        self.server.stop()

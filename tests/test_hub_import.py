@@ -6,17 +6,20 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from remote_support import Remote
+from remote_support import PrivateHub, Remote
 from test_traces_parquet import ROWS, SCHEMA
 
 KEY = ["session_id", "turn_uuid", "block_idx", "split_idx"]
 
 
 @pytest.fixture
-def remote(hub, monkeypatch, tmp_path) -> Remote:
-    r = Remote(hub, monkeypatch, tmp_path)
+def remote(hub, monkeypatch, tmp_path):
+    """Online with conftest's token, on a Hub of this test's own (trace files have no `text` column)."""
+    own = PrivateHub(tmp_path / "hub", monkeypatch)
+    r = Remote(own, monkeypatch, tmp_path)
     r.machine("importer")
-    return r
+    yield r
+    own.stop()
 
 
 def _upload(remote: Remote, files: dict[str, pa.Table], tmp_path) -> str:

@@ -217,6 +217,8 @@ def test_multi_memory_recall_fuses_dedups_and_names_each_hits_memory(remote, mod
     assert line.endswith(f"--memory {remote.uri}")
     _, sid, turn, _, label = line.split()[1:]
     assert get(sid, turn, memory=label).turns
+    assert get(sid, turn, memory=f"local,{remote.repo}").label == remote.uri  # the first memory holding it
+    assert get("late", "late-t0", memory=f"local,{remote.repo}").label == "local"
 
 
 def test_get_and_status_of_a_remote(remote, models):

@@ -45,3 +45,9 @@ def answer(spec: str | None, work: Callable[[Retriever], T], progress=None, repa
 
 def _require(memory: Memory | RemoteMemory) -> Memory | RemoteMemory:
     return memory.require()
+
+
+def memory_list(memory: str | None) -> list[str | None]:
+    """`local,acme/mem` -> each memory once, in the order named (None = the default local memory)."""
+    specs = [s.strip() for s in (memory or "").split(",") if s.strip()]
+    return list(dict.fromkeys(specs)) or [None]

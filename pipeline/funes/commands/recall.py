@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from funes import vocab
-from funes.commands.reading import answer
+from funes.commands.reading import answer, memory_list
 from funes.errors import MemoryOffline, UsageError
 from funes.results import RecallResult
 from funes.retrieval import multi, rerank
@@ -38,12 +38,6 @@ def recall(
     merged = multi.merge(results, k)
     merged.note = "\n".join(filter(None, [*notes, merged.note])) or None
     return merged
-
-
-def memory_list(memory: str | None) -> list[str | None]:
-    """`local,acme/mem` -> each memory once, in the order named (None = the default local memory)."""
-    specs = [s.strip() for s in (memory or "").split(",") if s.strip()]
-    return list(dict.fromkeys(specs)) or [None]
 
 
 def request(
