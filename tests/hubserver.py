@@ -140,6 +140,7 @@ class Handler(BaseHTTPRequestHandler):
         return self.rfile.read(n) if n else b""
 
     def _send(self, status: int, body: bytes = b"", headers: dict | None = None, ctype: str = "application/json"):
+        self.server.log_request_line(self.command, self.path, status)  # before the reply: a client reads it after
         self.send_response(status)
         self.send_header("Content-Type", ctype)
         for k, v in (headers or {}).items():
@@ -148,7 +149,6 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
-        self.server.log_request_line(self.command, self.path, status)
 
     def _json(self, status: int, obj, headers: dict | None = None):
         self._send(status, json.dumps(obj).encode(), headers)

@@ -65,3 +65,13 @@ def test_status_says_publishing_is_blocked_when_a_scanner_is_missing(funes_home,
     monkeypatch.setenv("FUNES_KINGFISHER", "off")
     text = render.status_text(status())
     assert "publish gate: blocked — the secret gate cannot run: kingfisher is unavailable" in text
+
+
+def test_a_secret_in_provenance_columns_holds_the_row_back(funes_home):
+    from funes.commands import gate
+
+    rows = session("p", ["clean text"], source_path=f"/tmp/{GITHUB}/t.jsonl") + session("q", ["clean too"])
+    mem = memory_with(rows, refresh=False)
+    held = gate.Held()
+    ok = gate.check(mem.chunks, mem.chunks.take([0, 1], ["id", *gate.BLOCK_KEY, *gate.PROVENANCE]), held)
+    assert ok == [False, True] and held.kinds == {"GitHub": 1}

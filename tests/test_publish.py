@@ -320,6 +320,7 @@ def test_push_alias_and_funes_remote_name_the_target(hub, funes_home):
     assert p.returncode == 0, p.stderr
     assert p.stdout.startswith(f"{hub.repo_id}: published 12 chunks in 1 shard (commit ")
     assert "  created " in p.stdout and "  dataset card created" in p.stdout
+    assert "%|" not in p.stderr  # no upload progress bars off a terminal
     p = _run(funes_home, hub, "publish", f"hf://datasets/{hub.repo_id}")
     assert p.returncode == 0 and p.stdout.startswith(f"{hub.repo_id}: already up to date (12 chunks, commit ")
 
@@ -400,3 +401,10 @@ def test_pending_chunks_are_embedded_first_then_published(hub, monkeypatch):
     assert (r.embedded, r.pending, r.published) == (2, 0, 14)
     assert any(m.startswith("embedded 2/2 chunks") for m in seen) and any("for secrets" in m for m in seen)
     assert any(m.startswith("uploading 14 chunks") for m in seen)
+
+
+def test_an_unreachable_hub_is_one_line_and_exit_1(hub, funes_home):
+    _memory()
+    p = _run(funes_home, hub, "publish", hub.repo_id, HF_ENDPOINT="http://127.0.0.1:9")
+    assert p.returncode == 1 and "Traceback" not in p.stderr
+    assert p.stderr.splitlines()[0].startswith("funes: cannot reach the Hub at http://127.0.0.1:9")

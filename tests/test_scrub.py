@@ -80,3 +80,37 @@ def test_scrub_of_a_missing_memory_says_so(funes_home):
     from funes.render.scrub import scrub_summary
 
     assert scrub_summary(scrub()) == "no local memory to scrub\n"
+
+
+def test_scrub_redacts_a_secret_in_a_provenance_value(funes_home, fake_embedder):
+    from funes.commands.scrub import scrub
+    from funes.commands.status import status
+
+    rows = session("p", ["clean text"], source_path=f"/tmp/{GITHUB}/t.jsonl")
+    mem = memory_with(rows, dict(enumerate(unit_vectors(1))))
+    assert status().held_back == 1
+    assert scrub().rewritten == 1
+    mem.chunks.reload()
+    assert mem.chunks.scan(["source_path"])["source_path"].to_pylist() == ["/tmp/[REDACTED:GitHub]/t.jsonl"]
+    assert GITHUB.encode() not in _every_byte(funes_home) and status().held_back == 0
+
+
+def test_a_scrub_killed_before_the_text_rewrite_is_finished_by_the_next(funes_home, fake_embedder, monkeypatch):
+    from funes.commands.scrub import scrub
+    from funes.memory.tables import ChunkTable
+
+    rows = _leaky_rows()
+    memory_with(rows, dict(enumerate(unit_vectors(len(rows)))))
+    real = ChunkTable.rewrite
+
+    def killed(self, table):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ChunkTable, "rewrite", killed)
+    with pytest.raises(KeyboardInterrupt):
+        scrub()
+    monkeypatch.setattr(ChunkTable, "rewrite", real)
+    r = scrub()
+    assert r.rewritten == 3 and r.reembedded == 3
+    assert not any(n.encode() in _every_byte(funes_home) for n in (GITHUB, AWS_SECRET[3:]))
+    assert scrub().rewritten == 0

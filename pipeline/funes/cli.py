@@ -92,6 +92,8 @@ def cmd_status(args) -> int:
 
 
 def cmd_publish(args) -> int:
+    if not sys.stderr.isatty():  # huggingface_hub's upload bars are for terminals; logs get our lines only
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     from funes.commands import publish
     from funes.render.publish import publish_summary
 

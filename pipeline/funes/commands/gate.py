@@ -20,6 +20,7 @@ from funes.memory.atomic import read_json, write_json
 from funes.scan import detectsecrets, kingfisher
 
 BLOCK_KEY = ("session_id", "turn_uuid", "block_idx")
+PROVENANCE = ("workdir", "source_path", "repo", "tool_name")  # other text that leaves with each row
 _SESSIONS_PER_QUERY = 256
 
 
@@ -64,29 +65,33 @@ def _pieces(chunks, sessions: list[str]) -> dict[tuple, list[tuple[int, str]]]:
 
 
 def check(chunks, rows: pa.Table, held: Held) -> list[bool]:
-    """Per outgoing row (needs the block key columns and id): True when it may leave.
-    Scanner failures propagate as FunesError, before anything is uploaded."""
+    """Per outgoing row (needs the block key columns and id; the provenance columns when present):
+    True when it may leave. Scanner failures raise GateUnavailable, before anything is uploaded."""
     keys = list(zip(*(rows[c].to_pylist() for c in BLOCK_KEY)))
     if not keys:
         return []
     pieces = _pieces(chunks, sorted({k[0] for k in keys}))
     blocks = sorted(set(keys))
     texts = [reconstruct([t for _, t in sorted(dict(pieces.get(k, [])).items())]) for k in blocks]
+    meta = {c: rows[c].to_pylist() for c in PROVENANCE if c in rows.column_names}
+    values = sorted({v for col in meta.values() for v in col if v})
     try:
-        found = scan.find(texts)
+        found = scan.find(texts + values)  # one call: one Kingfisher run per window
     except FunesError as e:
         raise GateUnavailable(f"the secret gate failed ({e.message}); nothing was published", e.hint) from None
-    dirty = {k: sorted({f.kind for f in fs}) for k, fs in zip(blocks, found) if fs}
-    for k, kinds in dirty.items():
-        held.kinds.update(kinds)
-        held.sessions.setdefault(k[0], Counter()).update(kinds)
-    ids = rows["id"].to_pylist()
-    ok = []
+    dirty = {k: {f.kind for f in fs} for k, fs in zip(blocks, found) if fs}
+    dirty_values = {v: {f.kind for f in fs} for v, fs in zip(values, found[len(blocks) :]) if fs}
+    ids, ok, tallied = rows["id"].to_pylist(), [], set()
     for i, k in enumerate(keys):
-        ok.append(k not in dirty)
-        if k in dirty:
+        kinds = set(dirty.get(k, ())).union(*(dirty_values.get(col[i], ()) for col in meta.values()))
+        ok.append(not kinds)
+        if kinds:
             held.rows += 1
             held.ids.add(ids[i])
+            if k not in tallied:  # each distinct kind counted once per block
+                tallied.add(k)
+                held.kinds.update(kinds)
+                held.sessions.setdefault(k[0], Counter()).update(kinds)
     return ok
 
 
@@ -106,7 +111,8 @@ def holdback(mem) -> tuple[int, dict[str, int]]:
         require_scanners()
         found = Held(kinds=Counter(cached["kinds"]), ids=set(cached["ids"]))
         for lo in range(cached["rows"], n, _STEP):
-            check(mem.chunks, mem.chunks.take(range(lo, min(lo + _STEP, n)), [*BLOCK_KEY, "id"]), found)
+            part = mem.chunks.take(range(lo, min(lo + _STEP, n)), [*BLOCK_KEY, *PROVENANCE, "id"])
+            check(mem.chunks, part, found)
         cached = {"rows": n, "ids": sorted(found.ids), "kinds": dict(sorted(found.kinds.items()))}
         write_json(mem.path / CACHE, cached)
     return len(cached["ids"]), cached["kinds"]

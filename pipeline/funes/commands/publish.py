@@ -8,9 +8,11 @@ dropped connection or a killed publish never duplicates a row: the retry simply 
 
 from __future__ import annotations
 
+import functools
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -95,7 +97,7 @@ def _target_repo(repo_id: str, opts: Options, report: Report) -> hub.Repo:
 
 
 def _attempt(mem: Memory, uri: str, remote: hub.Repo, report: Report, progress) -> Report:
-    clock = _Clock(report.timings)
+    clock = functools.partial(_timed, report.timings)
     model, dim = _local_model(mem)
     with clock("read remote"):
         man = _remote_manifest(remote, model, dim)
@@ -127,23 +129,14 @@ def _attempt(mem: Memory, uri: str, remote: hub.Repo, report: Report, progress) 
     return report
 
 
-class _Clock:
-    """Adds the wall time of each named phase to a dict (the benchmark's scan/write/upload shares)."""
-
-    def __init__(self, into: dict[str, float]):
-        self.into = into
-
-    def __call__(self, name: str):
-        clock = self
-
-        class _Phase:
-            def __enter__(self):
-                self.t0 = time.perf_counter()
-
-            def __exit__(self, *exc):
-                clock.into[name] = clock.into.get(name, 0.0) + time.perf_counter() - self.t0
-
-        return _Phase()
+@contextmanager
+def _timed(into: dict[str, float], name: str) -> Iterator[None]:
+    """Adds the wall time of a phase to `into` (the benchmark's scan / write / upload shares)."""
+    t0 = time.perf_counter()
+    try:
+        yield
+    finally:
+        into[name] = into.get(name, 0.0) + time.perf_counter() - t0
 
 
 def _local_model(mem: Memory) -> tuple[str, int]:

@@ -21,7 +21,7 @@ import pyarrow as pa
 from funes import paths, scan, schema
 from funes.commands import gate
 from funes.ingest.chunk import reconstruct_spans
-from funes.ingest.redact import MARKER
+from funes.ingest.redact import MARKER, apply
 from funes.memory import Memory, State, indexes
 
 _BLOCKS_PER_SCAN = 4096
@@ -32,7 +32,7 @@ class ScrubReport:
     label: str
     state: str = "ready"  # ready | missing | empty
     rows: int = 0  # rows in the memory
-    rewritten: int = 0  # rows whose text changed
+    rewritten: int = 0  # rows whose text (or a provenance value) changed
     secrets: int = 0
     blocks: int = 0
     kinds: Counter = field(default_factory=Counter)
@@ -52,16 +52,21 @@ def scrub(memory: str | None = None, progress=lambda msg, transient=False: None)
         table = mem.chunks.scan(schema.CHUNK_COLUMNS)
         report.rows = table.num_rows
         progress(f"scanning {table.num_rows:,} chunks for secrets", True)
-        texts = _redacted_texts(table, report)
+        new = _redact_column(table, "text", _redacted_texts(table, report))
+        for col in gate.PROVENANCE:
+            new = _redact_column(new, col, _redacted_values(new[col].to_pylist(), report))
+        changed = np.flatnonzero(_differs(table, new, ("text", *gate.PROVENANCE)))
+        report.rewritten = len(changed)
         if not report.rewritten:
             return report
-        changed = np.flatnonzero([a != b for a, b in zip(table["text"].to_pylist(), texts)])
-        new = table.set_column(table.schema.get_field_index("text"), "text", pa.array(texts, pa.string()))
         progress(f"rewriting {len(changed):,} chunk(s)", True)
-        mem.chunks.rewrite(new.cast(schema.arrow_schema("chunks")))
-        report.reembedded = _reembed(mem, changed, new)
-        shutil.rmtree(paths.index_dir(mem.path), ignore_errors=True)  # segments held the old text
+        # in this order, so a kill at any point leaves a state the next scrub (or index) completes:
+        # the indexes go first (they are rebuilt from the tables), the vectors of the redacted text
+        # before the text itself (a rerun still finds the secret and does both again)
+        shutil.rmtree(paths.index_dir(mem.path), ignore_errors=True)
         gate.forget(mem)
+        report.reembedded = _reembed(mem, changed, new)
+        mem.chunks.rewrite(new.cast(schema.arrow_schema("chunks")))
         progress("rebuilding search indexes", True)
         indexes.refresh(mem)
     return report
@@ -86,8 +91,30 @@ def _redacted_texts(table: pa.Table, report: ScrubReport) -> list[str]:
                 report.kinds.update({f.kind for f in found})
                 for (_, row), start in zip(b, starts):
                     texts[row] = _cut(texts[row], start, found)
-    report.rewritten = sum(a != b for a, b in zip(table["text"].to_pylist(), texts))
     return texts
+
+
+def _redacted_values(values: list[str | None], report: ScrubReport) -> list[str | None]:
+    """A provenance column (paths, repo names) with each secret inside a value replaced by a marker."""
+    distinct = sorted({v for v in values if v})
+    fixed = {}
+    for v, found in zip(distinct, scan.find(distinct) if distinct else []):
+        if found:
+            fixed[v] = apply(v, found)
+            report.secrets += len(found)
+            report.kinds.update({f.kind for f in found})
+    return [fixed.get(v, v) if v else v for v in values]
+
+
+def _differs(a: pa.Table, b: pa.Table, columns) -> np.ndarray:
+    mask = np.zeros(a.num_rows, dtype=bool)
+    for c in columns:
+        mask |= np.array([x != y for x, y in zip(a[c].to_pylist(), b[c].to_pylist())], dtype=bool)
+    return mask
+
+
+def _redact_column(table: pa.Table, name: str, values: list) -> pa.Table:
+    return table.set_column(table.schema.get_field_index(name), name, pa.array(values, table.schema.field(name).type))
 
 
 def _cut(piece: str, start: int, found: list[scan.Finding]) -> str:

@@ -24,9 +24,10 @@ from funes.errors import (
     MemoryUnreadable,
     UsageError,
 )
-from funes.memory import lock, tables
 from funes.memory import spec as specs
+from funes.memory import tables
 from funes.memory.atomic import read_json, write_json
+from funes.memory.lock import writer_lock
 from funes.memory.tables import ChunkTable, VectorTable
 
 if TYPE_CHECKING:
@@ -123,7 +124,7 @@ class Memory:
 
     def lock(self) -> AbstractContextManager[None]:
         """The writer lock of this memory's location (raises LockBusy when another writer holds it)."""
-        return lock.writer_lock(paths.lock_file_for(self.path))
+        return writer_lock(paths.lock_file_for(self.path))
 
     # ---- state -------------------------------------------------------------------------------
 
