@@ -61,6 +61,7 @@ def cmd_recall(args) -> int:
         neighbors=args.neighbors,
         block_type=args.type,
         harness=args.harness,
+        progress=_progress_printer(),
     )
     sys.stdout.write(render.recall_json(result) if args.json else render.recall_agent(result))
     return 0
@@ -70,7 +71,7 @@ def cmd_get(args) -> int:
     from funes import render
     from funes.commands.get import get
 
-    result = get(args.session_id, args.turn_uuid, memory=args.memory, window=args.window)
+    result = get(args.session_id, args.turn_uuid, memory=args.memory, window=args.window, progress=_progress_printer())
     human = args.format == "human" or (args.format is None and sys.stdin.isatty() and sys.stdout.isatty())
     if human:
         width = min(max(_int_env("COLUMNS", 100), 40), 120)
@@ -85,7 +86,7 @@ def cmd_status(args) -> int:
     from funes import render
     from funes.commands.status import status
 
-    st = status(args.memory or args.memory_pos)
+    st = status(args.memory or args.memory_pos, progress=_progress_printer())
     sys.stdout.write(render.status_json(st) if args.json else render.status_text(st))
     return 0
 
@@ -146,8 +147,12 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _memory_option(p: argparse.ArgumentParser, help: str = "which memory (default: local)") -> None:
-    p.add_argument("--memory", metavar="local|PATH", help=help)
+def _memory_option(
+    p: argparse.ArgumentParser,
+    help: str = "local, a path, owner/name or hf://datasets/owner/name[@rev] (default: local)",
+    metavar: str = "MEMORY",
+) -> None:
+    p.add_argument("--memory", metavar=metavar, help=help)
 
 
 def _harness_option(p: argparse.ArgumentParser, help: str) -> None:
@@ -156,7 +161,12 @@ def _harness_option(p: argparse.ArgumentParser, help: str) -> None:
 
 def _add_index(sub) -> None:
     ix = sub.add_parser("index", help="index agent transcripts into the local memory")
-    ix.add_argument("path", nargs="?", help="a transcript tree, one file, a state.db, or a Parquet trace export")
+    ix.add_argument(
+        "path",
+        nargs="?",
+        help="a transcript tree, one file, a state.db, a Parquet trace export, or a Hub agent-traces dataset "
+        "(owner/name or hf://datasets/owner/name)",
+    )
     _harness_option(ix, "only this agent's sessions (or force the format of PATH)")
     ix.add_argument("--no-thinking", action="store_true", help="leave thinking blocks out")
     ix.add_argument("--limit", type=int, metavar="N", help="only the N most recent sessions per source")
@@ -190,7 +200,12 @@ def _add_recall(sub) -> None:
     rc.add_argument("--neighbors", type=int, default=1, metavar="W", help="attach chunks within W seqs (default 1)")
     rc.add_argument("--type", choices=vocab.BLOCK_TYPES, help="only this block type")
     _harness_option(rc, "only this agent's sessions")
-    _memory_option(rc)
+    _memory_option(
+        rc,
+        "local, a path, owner/name or hf://datasets/owner/name[@rev]; comma-separated memories are "
+        "recalled as one ranking (default: local)",
+        "MEMORY[,MEMORY…]",
+    )
     rc.add_argument("--json", action="store_true", help="one JSON document instead of the agent format")
     rc.set_defaults(func=cmd_recall)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from funes import paths, vocab
 from funes.errors import SourceError, UsageError
-from funes.memory import Memory, State, ledger
+from funes.memory import Memory, State, ledger, spec
 from funes.memory.tables import ChunkTable
 from funes.results import IndexReport, Tally
 from funes.traces import source
@@ -47,6 +47,11 @@ def pick_sources(opts: Options) -> tuple[list[Source], bool]:
     a fresh install leaves them) indexes the bundled samples instead.
     """
     if opts.path:
+        hub = spec.parse(opts.path)
+        if hub.is_hub and not Path(opts.path).expanduser().exists():
+            from funes.commands import hub_traces
+
+            return [hub_traces.source(hub)], False
         return source.resolve(Path(opts.path), opts.harness), False
     harness = vocab.parse_harness(opts.harness)
     if not (harness or opts.interactive or opts.auto):
