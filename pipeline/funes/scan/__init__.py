@@ -32,8 +32,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from funes.scan import detectsecrets, kingfisher, rules
+from funes.scan import detectsecrets, kingfisher, outputs, rules
 from funes.scan.kingfisher import binary as _kingfisher_binary
+from funes.scan.values import documented_example
 from funes.scan.views import text_views
 from funes.scan.windows import lower, word_windows
 
@@ -78,8 +79,13 @@ def engines() -> dict[str, str]:
     }
 
 
-def find(texts: list[str], *, only: Iterable[str] | None = None) -> list[list[Finding]]:
-    """Secret spans per text: all engines (or `only` those named) over every view, merged."""
+def find(
+    texts: list[str], *, only: Iterable[str] | None = None, commands: list[str | None] | None = None
+) -> list[list[Finding]]:
+    """Secret spans per text: all engines (or `only` those named) over every view, merged.
+
+    `commands[i]`, when given, is the tool call whose output texts[i] is: the output of a
+    credential command (`aws configure get …`, `gh auth token`) is itself the secret."""
     global KINGFISHER_CALLS
     use = set(only) if only is not None else set(ENGINE_NAMES)
     if use - set(ENGINE_NAMES):
@@ -97,6 +103,9 @@ def find(texts: list[str], *, only: Iterable[str] | None = None) -> list[list[Fi
         for j, kind, s, e in itertools.chain(found, job.findings() if job else ()):
             i, v = flat[j]
             hits[i].append((kind, *v.to_raw(s, e)))
+        if commands is not None and "funes-rules" in use:
+            for i, (t, cmd) in enumerate(zip(texts, commands)):
+                hits[i].extend(outputs.findings(t, cmd))
     finally:
         if job:
             job.close()
@@ -135,7 +144,8 @@ def _merge(text: str, hits: list[tuple[str, int, int]]) -> list[Finding]:
             s += 1
         while e > s and text[e - 1].isspace():
             e -= 1
-        if e > s and not any(a < e and s < b for a, b in markers):  # markers are never re-redacted
+        # markers are never re-redacted; a provider's documented example value is no secret
+        if e > s and not any(a < e and s < b for a, b in markers) and not documented_example(text[s:e]):
             spans.append((s, e, kind))
     spans.sort()
     out: list[list] = []
