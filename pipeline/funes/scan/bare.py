@@ -13,7 +13,8 @@ from funes.scan.windows import own_text, word_windows
 
 # A 40-char run of the AWS secret-key alphabet, bounded on both sides (a longer base64 run is
 # another thing). The lookbehind makes every non-start position fail at once.
-_KEY40 = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+# `-`, `_` and a leading `.` bound it too: a piece of a URL-safe token or a JWT segment is no key.
+_KEY40 = re.compile(r"(?<![A-Za-z0-9/+=_.\-])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=_\-])")
 _CLOUD_WORDS = ("aws", "secret", "access key", "credential", "akia", "asia", "iam", "s3", "boto")
 
 

@@ -10,7 +10,9 @@ As upstream-spec 1.6, with these changes:
 - a damaged database that can still be read by message id (a broken table b-tree under an intact
   index, as in a real `state.db.backup`) is read row by row; rows that cannot be read are counted
   as "corrupt row". A file that is not a database at all raises SourceError for that unit;
-- tool results with no `tool_name` are named after their call (as for Claude and Codex).
+- tool results with no `tool_name` are named after their call (as for Claude and Codex);
+- a session read during which the database file changed (hermes writing or checkpointing) is
+  discarded and read again (counted), so a torn read never stores a phantom turn or a shifted seq.
 The `<message helpers>` below are shared with hermes_logs.py (the older per-session log files).
 """
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
+import time
 from collections import Counter
 from contextlib import closing
 from datetime import UTC, datetime
@@ -42,6 +45,8 @@ from funes.traces.frame import (
 HARNESS = "hermes"
 FALLBACK_WORKDIR = "hermes"  # upstream's literal fallback: hermes records no project dir
 CORRUPT_ROW = "corrupt row"
+CHANGED_MID_READ = "read again: database changed mid-read"
+READ_ATTEMPTS = 5
 _FIELDS = (
     "id", "role", "content", "tool_call_id", "tool_calls", "tool_name",
     "timestamp", "reasoning", "reasoning_content",
@@ -109,7 +114,40 @@ def session_ids(root: Path) -> set[str]:
     return {u.session for u in units(root) if u.session is not None}
 
 
+def _stamp(db: Path) -> tuple:
+    """What changes when hermes writes or checkpoints: the database file and its WAL."""
+    out = []
+    for p in (db, db.with_name(db.name + "-wal")):
+        try:
+            st = p.stat()
+            out.append((st.st_ino, st.st_size, st.st_mtime_ns))
+        except OSError:
+            out.append(None)
+    return tuple(out)
+
+
 def read(unit: Unit) -> Parsed:
+    """One session, read while the database holds still. An immutable reader takes no lock, so a
+    checkpoint that lands mid-read could hand it a torn view (a row twice, a shifted seq): such a
+    read is thrown away and done again, and a database that never holds still fails this unit
+    alone (it stays owed, so the next index reads it)."""
+    for attempt in range(READ_ATTEMPTS):
+        before = _stamp(unit.path)
+        try:
+            result = _read_once(unit)
+        except SourceError:
+            if _stamp(unit.path) == before:
+                raise
+            result = None
+        if result is not None and _stamp(unit.path) == before:
+            if attempt:
+                result.skipped[CHANGED_MID_READ] += attempt
+            return result
+        time.sleep(0.05 * (attempt + 1))
+    raise SourceError(f"{unit.path} kept changing while session {unit.session} was read; it is read at the next index")
+
+
+def _read_once(unit: Unit) -> Parsed:
     skipped: Counter = Counter()
     with closing(connect(unit.path)) as conn:
         rows = session_rows(conn, unit.session or "", skipped)
