@@ -97,6 +97,8 @@ class Status:
     embedder: str = ""
     reranker: str | None = None
     reranker_note: str = ""
+    index_problem: str | None = None  # why the indexes do not answer for the tables (repaired by the next writer)
+    scanners: dict[str, str] = field(default_factory=dict)  # secret scanner engine -> version or "unavailable: …"
     now: float = 0.0
 
 
@@ -127,4 +129,5 @@ class IndexReport:
     searchable_at: float | None = None  # seconds until the new text was in the lexical index
     tier_done: dict[str, float] = field(default_factory=dict)  # tier -> seconds until it was searchable
     sample: bool = False
+    repairs: list[str] = field(default_factory=list)  # what this run found damaged and repaired
     elapsed: float = 0.0

@@ -23,17 +23,22 @@ def status(memory: str | None = None) -> Status:
     st.vectors = mem.vectors.count()
     st.pending_vectors = len(mem.pending_rows())
     st.index = indexes.freshness(mem)
-    st.sessions, st.by_harness, st.by_type = _counts(mem, st.chunks)
+    st.index_problem = indexes.problem(mem, lag=False) if st.index.get("built") else None
+    st.sessions, st.by_harness, st.by_type = _counts(mem, st.chunks, st.index_problem is None)
     st.embedder = models.embedder_id()
     st.reranker, st.reranker_note = models.reranker_status()
+    from funes import scan
+
+    st.scanners = scan.engines()
     return st
 
 
-def _counts(mem: Memory, chunks: int) -> tuple[int, dict[str, int], dict[str, int]]:
-    """Sessions, chunks per harness and per block type: from the index facets when they cover every row."""
+def _counts(mem: Memory, chunks: int, index_ok: bool) -> tuple[int, dict[str, int], dict[str, int]]:
+    """Sessions, chunks per harness and per block type: from the index facets when they cover every
+    row and load, else from the table."""
     import numpy as np
 
-    ix = indexes.load(mem)
+    ix = indexes.load(mem) if index_ok else None
     if ix is not None and ix.rows == chunks:
         fac = ix.facets
         harness = _named(np.bincount(np.asarray(fac.harness), minlength=len(fac.harnesses)), fac.harnesses)
