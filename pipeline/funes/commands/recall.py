@@ -50,6 +50,8 @@ def _degraded(mem: Memory, req: RecallRequest, why: str) -> tuple[RecallRequest,
     fix = "retry in a moment, or run `funes index`"
     if why == "not built yet":
         raise FunesError(f"the search index is not built yet ({stored} chunks stored, none searchable)", fix)
+    if why.startswith("built from other rows"):
+        raise FunesError(f"the search index was {why}", fix)
     if why.startswith("covers ") and " chunks" in why:
         indexed, _, total = why.removeprefix("covers ").removesuffix(" chunks").partition(" of ")
         if int(indexed) > int(total):

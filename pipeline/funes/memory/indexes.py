@@ -24,6 +24,7 @@ a probe no longer matches (scrub, a deleted and rebuilt memory), that side is re
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -240,8 +241,7 @@ def _same_lineage(section: dict, ds, count: int) -> bool:
         return True
     if ds is None or count < rows:
         return False
-    if ds.version == section.get("version") and count == rows:
-        return True
+    # no shortcut on the version number: a table deleted and rebuilt starts again at version 1
     probes = section.get("probes") or {}
     pos = [int(p) for p in probes]
     if not pos:
@@ -407,7 +407,31 @@ def _stamps(memory) -> tuple:
         table_stamp(paths.chunks_table(memory.path)),
         table_stamp(paths.vectors_table(memory.path)),
         manifest_stamp(index_dir(memory)),
+        files_stamp(index_dir(memory)),
     )
+
+
+def files_stamp(folder: Path) -> tuple:
+    """Size and mtime of every index file (a few dozen stats): a deleted or truncated segment
+    changes it, so a clean check is never trusted past damage."""
+    out = []
+    try:
+        for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+            if entry.is_dir(follow_symlinks=False):
+                out.extend((f"{entry.name}/{f.name}", *_size_mtime(f)) for f in os.scandir(entry.path))
+            else:
+                out.append((entry.name, *_size_mtime(entry)))
+    except OSError:
+        return ()
+    return tuple(sorted(out))
+
+
+def _size_mtime(entry) -> tuple:
+    try:
+        st = entry.stat(follow_symlinks=False)
+    except OSError:
+        return (None, None)
+    return (st.st_size, st.st_mtime_ns)
 
 
 def _stale(memory) -> bool:
@@ -428,6 +452,8 @@ def problem(memory, lag: bool = True) -> str | None:
     if man is None:
         return "not built yet"
     indexed, vrows, vectors = int(man["chunks"]["rows"]), int(man["vectors"]["rows"]), memory.vectors.count()
+    if indexed <= rows and not _same_lineage(man["chunks"], memory.chunks.dataset(), rows):
+        return "built from other rows (the chunk table was rebuilt or rewritten)"
     if indexed > rows or vrows > vectors or (lag and indexed < rows):
         return f"covers {indexed} of {rows} chunks"
     if vrows > vectors or (lag and vrows < vectors):
