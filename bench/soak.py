@@ -29,7 +29,34 @@ from pathlib import Path
 
 FUNES = [sys.executable, "-m", "funes.cli"]
 QUERIES = ["parser streaming latency", "coupon checkout expiry", "flaky fixture cache", "ledger bank statement"]
-WORDS = ["parser", "streaming", "batch", "index", "memory", "recall", "session", "turn", "decision", "latency", "import", "bank", "statement", "ledger", "flaky", "fixture", "expiry", "checkout", "cache", "vector", "lexical", "coupon", "migration", "schema", "rollback", "deploy"]
+WORDS = [
+    "parser",
+    "streaming",
+    "batch",
+    "index",
+    "memory",
+    "recall",
+    "session",
+    "turn",
+    "decision",
+    "latency",
+    "import",
+    "bank",
+    "statement",
+    "ledger",
+    "flaky",
+    "fixture",
+    "expiry",
+    "checkout",
+    "cache",
+    "vector",
+    "lexical",
+    "coupon",
+    "migration",
+    "schema",
+    "rollback",
+    "deploy",
+]
 
 
 def write_tree(root: Path, sessions: int, turns: int, seed: int) -> None:
