@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -112,6 +113,9 @@ def snapshot(home: Path) -> dict:
     from funes.retrieval.retriever import Retriever
 
     mem = Memory.resolve(None)
+    if mem.chunks.dataset() is None:
+        return {"rows": 0, "ids": set(), "dup_ids": 0, "vectors": 0, "mismatched": 0, "pending": 0,
+                "index_problem": "no chunk table", "answers": {}}  # fmt: skip
     ids = mem.chunks.dataset().to_table(columns=["id"])["id"].to_pylist()
     vt = mem.vectors.dataset().to_table(columns=["id", "row"]) if mem.vectors.dataset() is not None else None
     mismatched = len(mem.vectors.mismatched(mem.chunks)) if vt is not None else 0
@@ -219,17 +223,32 @@ CORRUPTIONS = [
 ]
 
 
-def probe_commands(home: Path, sid: str, turn: str) -> tuple[list[str], bool, bool]:
-    """status / recall / get; (failures of the contract, whether any output named `funes repair`,
-    whether recall answered)."""
-    bad, wants_repair, answered = [], False, False
+_ASIDE = re.compile(r"move (\S+) aside")
+
+
+def probe_commands(home: Path, sid: str, turn: str) -> tuple[list[str], str | None]:
+    """status / recall / get; (failures of the contract, the fix a refusal named: `repair`, or
+    the path it said to move aside)."""
+    bad, fix = [], None
     for args in (["status"], ["recall", QUERIES[0], "-k", "3"], ["get", sid, turn, "--window", "0"]):
         p = run(home, *args)
         if not contract_ok(p):
             bad.append(f"{args[0]}: rc {p.returncode}: {p.stderr.strip()[-300:]}")
-        wants_repair |= "funes repair" in p.stderr + p.stdout
-        answered |= args[0] == "recall" and p.returncode == 0
-    return bad, wants_repair, answered
+        if "funes repair" in p.stderr:
+            fix = "repair"
+        elif m := _ASIDE.search(p.stderr):
+            fix = fix or m.group(1)
+    return bad, fix
+
+
+def apply_fix(home: Path, fix: str | None) -> list[str]:
+    """Do what the refusal said, as a user would."""
+    if fix == "repair":
+        p = run(home, "repair")
+        return [] if p.returncode == 0 else [f"repair rc {p.returncode}: {p.stderr.strip()[-300:]}"]
+    if fix:
+        Path(fix).rename(Path(fix).with_name(Path(fix).name + ".moved-aside"))
+    return []
 
 
 def main() -> int:
@@ -246,7 +265,9 @@ def main() -> int:
     write_tree(tree, a.sessions, a.turns, a.seed)
     t0 = time.monotonic()
     ref_home = work / "ref"
-    p = run(ref_home, "index", str(tree), "--yes")
+    # several commits, as a memory grown by many runs has: an older intact version exists
+    ref_env = env_for(ref_home) | {"FUNES_FLUSH_BLOCKS": "40"}
+    p = subprocess.run([*FUNES, "index", str(tree), "--yes"], env=ref_env, capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     ref = snapshot(ref_home)
     build_s = time.monotonic() - t0
@@ -265,10 +286,8 @@ def main() -> int:
         if killed:
             proc.send_signal(signal.SIGKILL)
         proc.wait()
-        bad, wants_repair, _ = probe_commands(home, "soak-000", "soak-000-u0")
-        bad = [b for b in bad if "no memory yet" not in b]
-        if wants_repair:
-            run(home, "repair")
+        bad, fix = probe_commands(home, "soak-000", "soak-000-u0")
+        bad += apply_fix(home, fix)
         p = run(home, "index", str(tree), "--yes")
         if p.returncode != 0:
             bad.append(f"re-index rc {p.returncode}: {p.stderr.strip()[-300:]}")
@@ -281,16 +300,13 @@ def main() -> int:
         home = work / f"corrupt{c}"
         shutil.copytree(ref_home, home)
         corrupt(home, kind, r)
-        bad, wants_repair, _ = probe_commands(home, "soak-000", "soak-000-u0")
-        if wants_repair:
-            p = run(home, "repair")
-            if p.returncode != 0:
-                bad.append(f"repair rc {p.returncode}: {p.stderr.strip()[-300:]}")
+        bad, fix = probe_commands(home, "soak-000", "soak-000-u0")
+        bad += apply_fix(home, fix)
         p = run(home, "index", str(tree), "--yes")
         if p.returncode != 0:
             bad.append(f"re-index rc {p.returncode}: {p.stderr.strip()[-300:]}")
         bad += check(snapshot(home), ref)
-        results.append({"trial": kind, "repair": wants_repair, "broke": bad})
+        results.append({"trial": kind, "fix": "moved aside" if fix and fix != "repair" else fix, "broke": bad})
         print(results[-1], flush=True)
 
     held = sum(not x["broke"] for x in results)

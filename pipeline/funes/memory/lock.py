@@ -24,7 +24,9 @@ def writer_lock(path: Path) -> Iterator[None]:
     """Exclusive, non-blocking: a second writer fails loudly instead of interleaving appends."""
     with try_writer_lock(path) as held:
         if not held:
-            raise LockBusy(BUSY, "another `funes index` is running; wait for it to finish")
+            raise LockBusy(
+                BUSY, "another funes command holds the memory (an index, or a recall repairing the search index)"
+            )
         yield
 
 
