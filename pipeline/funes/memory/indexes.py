@@ -29,6 +29,7 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -149,7 +150,7 @@ def refresh(memory, progress=None) -> dict:
     folder = index_dir(memory)
     memory.chunks.reload()  # index what is committed now, whoever committed it
     memory.vectors.reload()
-    stats = {"added_rows": 0, "added_vectors": 0, "rebuilt": [], "merged": 0}
+    stats: dict[str, Any] = {"added_rows": 0, "added_vectors": 0, "rebuilt": [], "merged": 0}
     fixed = memory.repair_vectors()
     if fixed:
         stats["vectors_fixed"] = fixed
@@ -292,10 +293,16 @@ def merge_start(sizes: list[int]) -> int:
     return j
 
 
+def _tail_run(segs: list[dict]) -> int | None:
+    """Where the trailing run of segments due for a merge starts (None: nothing to merge)."""
+    j = merge_start([s["end"] - s["start"] for s in segs])
+    return j if j < len(segs) - 1 else None
+
+
 def _merge_bm25(man: dict, folder: Path) -> int:
     segs = man["bm25"]
-    j = merge_start([s["end"] - s["start"] for s in segs])
-    if j >= len(segs) - 1:
+    j = _tail_run(segs)
+    if j is None:
         return 0
     run = segs[j:]
     seg = bm25.merge([bm25.load(folder / s["dir"], s["start"]) for s in run])
@@ -313,8 +320,8 @@ def _index_vectors(vectors, man: dict, folder: Path, m: int, say) -> int:
     _add_faiss(man, folder, _read_vectors(vectors, lo, m), lo, m)
     man["vectors"]["rows"] = m
     segs = man["faiss"]
-    j = merge_start([s["end"] - s["start"] for s in segs])
-    if j >= len(segs) - 1:
+    j = _tail_run(segs)
+    if j is None:
         return 0
     run = segs[j:]
     say(f"merging {len(run)} vector segments ({run[-1]['end'] - run[0]['start']} vectors)", True)
@@ -414,7 +421,7 @@ def _stamps(memory) -> tuple:
 def files_stamp(folder: Path) -> tuple:
     """Size and mtime of every index file (a few dozen stats): a deleted or truncated segment
     changes it, so a clean check is never trusted past damage."""
-    out = []
+    out: list[tuple] = []
     try:
         for entry in sorted(os.scandir(folder), key=lambda e: e.name):
             if entry.is_dir(follow_symlinks=False):

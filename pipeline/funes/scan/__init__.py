@@ -15,7 +15,7 @@ hit there covers the whole run). Three engines scan every view:
 
 Spans of all engines are unioned and overlapping spans merged. Kingfisher is *expected* when its
 binary is found: if it then fails, `find` raises FunesError (fail closed). When it is absent the
-other two engines still run and `engines()` says Kingfisher is unavailable. Messages never carry
+other two engines still run and `engines()` (shown by `funes status`) says why Kingfisher is unavailable. Messages never carry
 text from the scanned input.
 
 Modules: `views` (the views and their span maps), `kingfisher`, `detectsecrets`, `rules` (funes
@@ -38,7 +38,6 @@ from funes.scan.values import documented_example
 from funes.scan.views import text_views
 from funes.scan.windows import lower, word_windows
 
-KINGFISHER_CALLS = 0  # subprocess runs so far (tests assert one per batch)
 KINGFISHER_TIMEOUT_S = 600
 ENGINE_NAMES = ("kingfisher", "detect-secrets", "funes-rules")
 
@@ -86,7 +85,6 @@ def find(
 
     `commands[i]`, when given, is the tool call whose output texts[i] is: the output of a
     credential command (`aws configure get …`, `gh auth token`) is itself the secret."""
-    global KINGFISHER_CALLS
     use = set(only) if only is not None else set(ENGINE_NAMES)
     if use - set(ENGINE_NAMES):
         raise ValueError(f"unknown scanner engine(s): {sorted(use - set(ENGINE_NAMES))}")
@@ -95,7 +93,6 @@ def find(
     path = _kingfisher_binary()[0] if "kingfisher" in use else None
     job = None
     if path and any(t.strip() for t in texts):
-        KINGFISHER_CALLS += 1
         job = kingfisher.Job(path, [v.text for _, v in flat], KINGFISHER_TIMEOUT_S)
     try:
         ds = "detect-secrets" in use and detectsecrets.available()

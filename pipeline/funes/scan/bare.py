@@ -175,7 +175,7 @@ def provider_key_findings(text: str, low: str) -> list[tuple[str, int, int]]:
                 named = not _ID_WORDS.search(between) and len(between) <= 60
             else:
                 k = _KEY_WORDS.search(after)
-                named = bool(k) and k.start() <= 60 and not _ID_WORDS.search(after[: k.start()])
+                named = k is not None and k.start() <= 60 and not _ID_WORDS.search(after[: k.start()])
             if named and not placeholder(m.group()) and len(set(m.group().replace("-", ""))) >= 8:
                 out.append((_PROVIDERS[provider.group(1).lower()], *m.span()))
     return out

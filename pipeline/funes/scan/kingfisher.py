@@ -231,7 +231,7 @@ class Job:
         self.thread.join()
         if self.timed_out:
             raise FunesError(f"kingfisher timed out after {self.timeout}s", _HINT)
-        out = []
+        out: list[tuple[int, str, int, int]] = []
         for rec in self._records():
             f, rule_id = rec["finding"], rec["rule"]["id"]
             i = bisect.bisect_right(self.first_lines, f["line"]) - 1
@@ -282,9 +282,10 @@ class Job:
                 audited = True
             if "rule" in rec:
                 f, rule = rec.get("finding"), rec.get("rule")
-                ok = isinstance(f, dict) and isinstance(rule, dict) and isinstance(rule.get("id"), str)
                 if (
-                    not ok
+                    not isinstance(f, dict)
+                    or not isinstance(rule, dict)
+                    or not isinstance(rule.get("id"), str)
                     or not isinstance(f.get("line"), int)
                     or f["line"] < 1
                     or not isinstance(f.get("snippet"), str)

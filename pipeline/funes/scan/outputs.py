@@ -30,7 +30,7 @@ _MAX_LINES = 40  # a credential read prints a value or a short table, not a log
 
 
 def credential_command(command: str | None) -> bool:
-    return bool(command) and bool(_CREDENTIAL_COMMAND.search(command))
+    return command is not None and bool(_CREDENTIAL_COMMAND.search(command))
 
 
 def machine_made(v: str) -> bool:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import polars as pl
 import pyarrow as pa
 
-from funes.schema import TURN_COLUMNS, arrow_schema
+from funes.schema import arrow_schema, columns
 from funes.traces import Parsed
 
 # Rust's str::trim strips Unicode White_Space; Python's str.strip() would also strip U+001C..U+001F,
@@ -47,6 +47,24 @@ class Turn:
     blocks: list[Block]
     parent_uuid: str | None = None
     seq: int = field(default=-1)
+
+
+def text_blocks(content: object, part_types: tuple[str, ...] = ("text",)) -> list[Block]:
+    """A message's text: a string is one block; a list yields its non-blank parts whose type is in `part_types`."""
+    if isinstance(content, str):
+        return [] if blank(content) else [Block("text", content)]
+    if not isinstance(content, list):
+        return []
+    return [
+        Block("text", e["text"])
+        for e in content
+        if isinstance(e, dict) and e.get("type") in part_types and not blank(e.get("text"))
+    ]
+
+
+def str_or_none(value: object) -> str | None:
+    """A JSON value that must be a string, else None (parsers never trust a field's type)."""
+    return value if isinstance(value, str) else None
 
 
 def blank(text: object) -> bool:
@@ -156,7 +174,7 @@ def build_frame(session_id: str, workdir: str, turns: list[Turn], source_path: s
         "source_path": [source_path] * n,
         "harness": [harness] * n,
     }
-    return pl.DataFrame({c: cols[c] for c in TURN_COLUMNS}, schema=polars_schema())
+    return pl.DataFrame({c: cols[c] for c in columns("turns")}, schema=polars_schema())
 
 
 def concat(frames: list[pl.DataFrame]) -> pl.DataFrame:

@@ -40,6 +40,7 @@ from funes.traces.frame import (
     flatten,
     munge_workdir,
     parsed,
+    str_or_none,
 )
 
 HARNESS = "hermes"
@@ -109,14 +110,9 @@ def session_unit(db: Path, session: str, watermark: int | None, last: float | No
     return Unit(f"hermes:{db}#{session}", HARNESS, db, str(watermark), float(mtime), session)
 
 
-def session_ids(root: Path) -> set[str]:
-    """Every session id the database holds messages for (used to skip duplicate log files)."""
-    return {u.session for u in units(root) if u.session is not None}
-
-
 def _stamp(db: Path) -> tuple:
     """What changes when hermes writes or checkpoints: the database file and its WAL."""
-    out = []
+    out: list[tuple[int, int, int] | None] = []
     for p in (db, db.with_name(db.name + "-wal")):
         try:
             st = p.stat()
@@ -223,7 +219,7 @@ def message_blocks(msg: dict) -> list[Block] | None:
     if role == "tool":
         name, call = msg.get("tool_name"), msg.get("tool_call_id")
         texts = _text_blocks("tool_result", msg.get("content"))
-        return [Block("tool_result", b.text, _str(name), _str(call)) for b in texts]
+        return [Block("tool_result", b.text, str_or_none(name), str_or_none(call)) for b in texts]
     return None
 
 
@@ -245,10 +241,10 @@ def tool_call_blocks(raw: object) -> list[Block]:
 
 
 def _call_block(call: dict) -> Block:
-    fn = call.get("function") if isinstance(call.get("function"), dict) else {}
+    fn: dict = call["function"] if isinstance(call.get("function"), dict) else {}
     args = fn.get("arguments")
     text = args if isinstance(args, str) else "{}" if args is None else compact_json(args)
-    return Block("tool_use", text, _str(fn.get("name")), _str(call.get("id")))
+    return Block("tool_use", text, str_or_none(fn.get("name")), str_or_none(call.get("id")))
 
 
 def rfc3339(ts: object) -> str:
@@ -273,7 +269,3 @@ def _fraction(nanos: int) -> str:
     if nanos % 1_000 == 0:
         return f".{nanos // 1_000:06d}"
     return f".{nanos:09d}"
-
-
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) else None
