@@ -36,6 +36,8 @@ def with_commands(blocks: pa.Table) -> pa.Table:
     """`blocks` plus `command`: for a tool_result, the text of the tool_use it answers."""
     if "command" in blocks.column_names:
         return blocks
+    if "tool_use_id" not in blocks.column_names:  # no call ids: nothing to pair
+        return blocks.append_column("command", pa.nulls(blocks.num_rows, pa.string()))
     calls_mask = pc.equal(blocks["block_type"], "tool_use")
     calls = blocks.filter(calls_mask).select(["tool_use_id", "text"]).to_pylist()
     by_id = {c["tool_use_id"]: c["text"] for c in calls if c["tool_use_id"] is not None}

@@ -90,19 +90,35 @@ def columns(conn: sqlite3.Connection, table: str) -> set[str]:
 
 
 def units(root: Path, limit: int | None = None) -> list[Unit]:
-    """One unit per session with messages, highest message id (the watermark) first."""
+    """One unit per session with messages, highest message id (the watermark) first; a listing
+    torn by a write landing mid-read is done again (as `read` does)."""
     db = db_path(root)
-    with closing(connect(db)) as conn:
+    for attempt in range(READ_ATTEMPTS):
+        before = _stamp(db)
         try:
-            rows = conn.execute(
-                "SELECT session_id, MAX(id), MAX(timestamp) FROM messages GROUP BY session_id"
-            ).fetchall()
-        except sqlite3.Error as e:
-            raise SourceError(f"cannot list sessions in {db}: {e}") from e
+            rows = _list_sessions(db)
+        except SourceError:
+            if _stamp(db) == before or attempt == READ_ATTEMPTS - 1:
+                raise
+            time.sleep(0.05 * (attempt + 1))
+            continue
+        if _stamp(db) == before:
+            break
+        time.sleep(0.05 * (attempt + 1))
     rows.sort(key=lambda r: (-(r[1] or 0), str(r[0])))
     if limit is not None:
         rows = rows[: max(limit, 0)]
     return [session_unit(db, str(sid), watermark, last) for sid, watermark, last in rows]
+
+
+def _list_sessions(db: Path) -> list:
+    with closing(connect(db)) as conn:
+        try:
+            return conn.execute(
+                "SELECT session_id, MAX(id), MAX(timestamp) FROM messages GROUP BY session_id"
+            ).fetchall()
+        except sqlite3.Error as e:
+            raise SourceError(f"cannot list sessions in {db}: {e}") from e
 
 
 def session_unit(db: Path, session: str, watermark: int | None, last: float | None) -> Unit:
