@@ -475,3 +475,78 @@ def test_leftover_ledger_temp_files_are_removed(funes_home, tmp_path):
 def test_vectors_helpers_keep_dtype(funes_home):
     mem, _, _ = _embedded_memory(3)
     assert mem.vectors.check(mem.chunks) == 0 and isinstance(mem.vectors.mismatched(mem.chunks), np.ndarray)
+
+
+# ---- durability: the ledger never runs ahead of the data -------------------------------------
+
+
+def test_the_chunk_commit_is_fsynced_before_the_ledger_names_it(funes_home, tmp_path, monkeypatch):
+    import os
+
+    from funes.commands import index
+    from funes.memory import atomic
+    from funes.memory import lance as lt
+
+    synced: list[str] = []
+    real_open, real_fsync = os.open, os.fsync
+    names: dict[int, str] = {}
+
+    def tracking_open(path, flags, *a, **k):
+        fd = real_open(path, flags, *a, **k)
+        names[fd] = str(path)
+        return fd
+
+    def tracking_fsync(fd):
+        synced.append(names.get(fd, "?"))
+        return real_fsync(fd)
+
+    assert lt.os is atomic.os  # one `os` module: the seam sees every fsync, named by what it opened
+    monkeypatch.setattr(os, "open", tracking_open)
+    monkeypatch.setattr(os, "fsync", tracking_fsync)
+    index.index(index.Options(path=str(_tree(tmp_path, 2)), no_embed=True))
+    first_ledger = next(i for i, p in enumerate(synced) if ".state.json." in p)
+    before = synced[:first_ledger]
+    assert any("/chunks.lance/data/" in p for p in before), before
+    assert any("/chunks.lance/_versions/" in p and p.endswith(".manifest") for p in before), before
+
+
+@pytest.mark.parametrize(
+    "code, words",
+    [
+        ("ENOSPC", "free some space"),
+        ("EROFS", "read-only"),
+        ("EACCES", "permissions"),
+        ("EISDIR", "folder sits where"),
+    ],
+)
+def test_file_system_refusals_name_the_cause(funes_home, tmp_path, monkeypatch, capsys, code, words):
+    import errno
+    import os
+
+    from funes import cli
+    from funes.memory import lock
+
+    num = getattr(errno, code)
+
+    def refuse(path, *a, **k):
+        raise OSError(num, os.strerror(num), str(path))
+
+    monkeypatch.setattr(lock.os, "open", refuse)  # the first write of an index: the lock file
+    rc = cli.main(["index", str(_tree(tmp_path, 1)), "--no-embed"])
+    err = capsys.readouterr().err
+    assert rc == 1 and "Traceback" not in err and os.strerror(num) in err and words in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 2 and lines[0].startswith("funes: ") and lines[1].startswith("  hint: ")
+
+
+def test_a_lance_io_error_without_errno_is_one_line(funes_home, monkeypatch, capsys):
+    from funes import cli
+    from funes.commands import status as status_cmd
+
+    def boom(*a, **k):
+        raise OSError("LanceError(IO): No space left on device (os error 28), /home/runner/lance/x.rs:190:9")
+
+    monkeypatch.setattr(status_cmd, "status", boom)
+    assert cli.main(["status"]) == 1
+    err = capsys.readouterr().err
+    assert "No space left on device" in err and ".rs:" not in err and "free some space" in err
