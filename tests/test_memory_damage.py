@@ -550,3 +550,31 @@ def test_a_lance_io_error_without_errno_is_one_line(funes_home, monkeypatch, cap
     assert cli.main(["status"]) == 1
     err = capsys.readouterr().err
     assert "No space left on device" in err and ".rs:" not in err and "free some space" in err
+
+
+def test_a_first_commit_in_flight_is_not_called_damage(funes_home, tmp_path):
+    """While another process holds the lock, a table with files and no manifest is being written."""
+    from funes.commands.status import status
+
+    mem = memory_with(session("a", ["row"]))
+    _uncommit(mem.chunks.path)
+    lock = mem.path.parent / "store.lock"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import fcntl,sys,time; f=open({str(lock)!r},'a'); fcntl.flock(f,2); print(1, flush=True); time.sleep(30)",
+        ],
+        stdout=subprocess.PIPE,
+    )
+    try:
+        holder.stdout.readline()
+        st = status()
+        assert st.state == "empty" and "being written by another funes command" in st.message
+    finally:
+        holder.kill()
+        holder.wait()
+    from funes.errors import MemoryUnreadable
+
+    with pytest.raises(MemoryUnreadable, match="no committed version"):  # nobody writing: it is damage
+        status()

@@ -18,7 +18,7 @@ from funes import models, paths, schema
 from funes.errors import MemoryIncompatible, MemoryMissing, MemoryUnreadable
 from funes.memory import tables
 from funes.memory.atomic import read_json, write_json
-from funes.memory.lock import writer_lock
+from funes.memory.lock import held_elsewhere, writer_lock
 from funes.memory.tables import ChunkTable, VectorTable
 
 MANIFEST = "manifest.json"
@@ -121,11 +121,17 @@ class Memory:
                 rows = self.chunks.count()
             except Exception as e:  # any Lance failure to read is the same answer: unreadable
                 why = f"{paths.chunks_table(self.path).name} cannot be read ({tables._short(e)})"
+        if why is not None and self._writer_busy():
+            # a first commit in flight looks exactly like one that was killed: ask the lock
+            return State.EMPTY, f"memory at {self.path} is being written by another funes command; retry in a moment"
         if why is not None:
             return State.UNREADABLE, self._damaged(why)
         if rows == 0:
             return State.EMPTY, f"memory at {self.path} holds no chunks yet — run `funes index`"
         return State.READY, ""
+
+    def _writer_busy(self) -> bool:
+        return held_elsewhere(paths.lock_file_for(self.path))
 
     def _damaged(self, why: str) -> str:
         """The refusal for a damaged chunk table: what is wrong and the fix; never a deletion."""
