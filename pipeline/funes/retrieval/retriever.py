@@ -1,7 +1,7 @@
 """Retriever: one warm object (memory-mapped indexes of one memory) that answers many recalls and gets.
 
 The recall pipeline (upstream-spec 5.2, with the changes of ARCHITECTURE.md 7):
-query -> [embed -> faiss] ∥ [tokenise -> BM25] -> RRF (k=60) -> fetch the pool's rows ->
+query -> [embed -> faiss] ∥ [tokenise -> BM25] -> fusion (`hybrid`, convex by default) -> fetch the pool's rows ->
 cross-encoder (or fused order) x recency -> top k -> neighbours. The vector leg runs only over rows
 that have vectors and is skipped outright when none do (the embedder is then never loaded), so a
 memory answers lexically seconds after its first index, and hybrid as vectors backfill.
@@ -24,11 +24,12 @@ from funes.errors import FunesError, MemoryIncompatible
 from funes.memory import Memory, indexes
 from funes.memory.tokenize import query_terms
 from funes.results import GetResult, Hit, RecallResult
-from funes.retrieval import context, hybrid, rerank
+from funes.retrieval import context, distinct, hybrid, rerank
 
 AUTO = "auto"
-LEGS = ("vector", "bm25")  # the two legs fused by RRF; a benchmark may run one alone
+LEGS = ("vector", "bm25")  # the two legs fused; a benchmark may run one alone
 HIT_COLUMNS = ["id", "text", "session_id", "workdir", "turn_uuid", "ts", "block_type", "seq", "harness", "role"]
+READ_COLUMNS = [*HIT_COLUMNS, "block_idx", "split_idx"]  # + what distinct.pick compares
 _RETRIEVERS: dict[str, Retriever] = {}
 
 
@@ -54,6 +55,8 @@ class RecallRequest:
     harness: str | None = None  # a stored facet (vocab.parse_harness)
     now: float | None = None  # epoch seconds recency is measured from (None = now)
     legs: tuple[str, ...] = LEGS
+    fusion: str = hybrid.DEFAULT  # a hybrid.parse spec; benchmarks compare others
+    distinct: bool = True  # drop hits that repeat a better hit's evidence (retrieval/distinct.py)
 
     @property
     def pool(self) -> int:
@@ -114,9 +117,9 @@ class Retriever:
         if "vector" in req.legs and ix.vector_rows and ix.faiss:
             legs["vector"] = self._vector_leg(ix, req.query, req.pool, allowed, clock)
         if "bm25" in req.legs:
-            legs["bm25"] = ix.lexical(query_terms(req.query), req.pool, allowed)[0]
+            legs["bm25"] = ix.lexical(query_terms(req.query), req.pool, allowed)
             clock.lap("bm25")
-        fused = hybrid.rrf(legs, req.pool)
+        fused = hybrid.fuse(legs, req.pool, hybrid.parse(req.fusion))
         clock.lap("fusion")
         result.pool = len(fused)
         if not fused:
@@ -127,7 +130,7 @@ class Retriever:
         result.hits = hits
         return result
 
-    def _vector_leg(self, ix, query: str, limit: int, allowed, clock) -> np.ndarray:
+    def _vector_leg(self, ix, query: str, limit: int, allowed, clock) -> tuple[np.ndarray, np.ndarray]:
         emb = self.embedder()
         dim = ix.manifest["vectors"].get("dim")
         if dim and int(dim) != int(emb.dim):
@@ -137,9 +140,9 @@ class Retriever:
             )
         q = emb.encode_query(query)
         clock.lap("embed")
-        rows = ix.vector(q, limit, allowed)[0]
+        found = ix.vector(q, limit, allowed)
         clock.lap("faiss")
-        return rows
+        return found
 
     def _score(self, ix, req: RecallRequest, fused, clock, result: RecallResult) -> list[Hit]:
         """Best k of the pool by relevance x recency; only the rows needed are read from the table."""
@@ -147,7 +150,7 @@ class Retriever:
         model = self.reranker()
         table = None
         if model is not None:  # the cross-encoder reads every candidate
-            table = self.memory.chunks.take(rows, HIT_COLUMNS).to_pylist()
+            table = self.memory.chunks.take(rows, READ_COLUMNS).to_pylist()
             clock.lap("fetch")
             rel = rerank.relevance(model, req.query, [r["text"] for r in table])
             result.reranker = getattr(model, "model_id", None) or "reranker"
@@ -156,12 +159,14 @@ class Retriever:
             rel = np.array([f.normalised for f in fused])
         rec = rerank.recency(np.asarray(ix.facets.ts)[rows], req.half_life, req.recency_floor, req.now)
         score = rel * rec
-        order = sorted(range(len(fused)), key=lambda i: (-score[i], i))[: req.k]  # ties keep fused order
+        order = sorted(range(len(fused)), key=lambda i: (-score[i], i))  # ties keep fused order
         clock.lap("recency")
         if table is None:
-            picked = self.memory.chunks.take(rows[order], HIT_COLUMNS).to_pylist()
-            table = dict(zip(order, picked))
-            clock.lap("fetch")
+            read = lambda batch: self.memory.chunks.take(rows[batch], READ_COLUMNS).to_pylist()  # noqa: E731
+        else:
+            read = lambda batch: [table[i] for i in batch]  # noqa: E731
+        kept = distinct.pick(order, req.k, read, req.distinct)
+        clock.lap("fetch")
         return [
             Hit(
                 row=fused[i].row,
@@ -169,9 +174,9 @@ class Retriever:
                 relevance=float(rel[i]),
                 recency=float(rec[i]),
                 ranks=dict(fused[i].ranks),
-                **{c: table[i][c] for c in HIT_COLUMNS},
+                **{c: r[c] for c in HIT_COLUMNS},
             )
-            for i in order
+            for i, r in kept
         ]
 
     # ---- get ---------------------------------------------------------------------------------

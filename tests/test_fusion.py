@@ -1,0 +1,93 @@
+"""Fusion functions (retrieval/hybrid.py) and distinct passages (retrieval/distinct.py) on real memories."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from retrieval_support import FakeEmbedder, memory_with, session
+
+
+def legs(bm25: list[tuple[int, float]], vector: list[tuple[int, float]]) -> dict:
+    def arr(pairs):
+        return np.array([r for r, _ in pairs], dtype=np.int64), np.array([s for _, s in pairs], dtype=np.float32)
+
+    return {"bm25": arr(bm25), "vector": arr(vector)}
+
+
+def test_convex_keeps_a_sure_legs_margin_where_rrf_outvotes_it():
+    from funes.retrieval.hybrid import fuse, parse
+
+    # BM25 is sure of row 1 (score 20 vs 2); the vector leg is guessing among near-equal cosines
+    both = legs([(1, 20.0), (2, 2.0), (3, 1.9)], [(2, 0.41), (3, 0.40), (1, 0.39)])
+    assert fuse(both, 10, parse("rrf"))[0].row == 2  # first in one leg, second in the other
+    convex = fuse(both, 10, parse("convex:0.5"))
+    assert [f.row for f in convex] == [1, 2, 3]
+    # TM2C2: bm25 / max, (cos + 1) / (max cos + 1)
+    assert convex[0].normalised == pytest.approx(0.5 * 1.0 + 0.5 * 1.39 / 1.41, rel=1e-5)
+    # first in both legs is 1.0 under every fusion
+    top = legs([(7, 3.0)], [(7, 0.8)])
+    for spec in ("rrf", "wrrf:0.8", "convex:0.3"):
+        assert fuse(top, 10, parse(spec))[0].normalised == pytest.approx(1.0)
+
+
+def test_weights_move_the_order_and_one_leg_alone_still_spans_zero_to_one():
+    from funes.retrieval.hybrid import fuse, parse
+
+    split = legs([(1, 5.0), (2, 4.0)], [(2, 0.9), (1, 0.1)])
+    assert [f.row for f in fuse(split, 10, parse("convex:0.9"))] == [1, 2]
+    assert [f.row for f in fuse(split, 10, parse("convex:0.1"))] == [2, 1]
+    assert [f.row for f in fuse(legs([(1, 5.0)], [(2, 0.9)]), 10, parse("wrrf:0.7"))] == [1, 2]
+    assert [f.row for f in fuse(legs([(1, 5.0)], [(2, 0.9)]), 10, parse("wrrf:0.3"))] == [2, 1]
+    only = {"bm25": legs([(4, 2.0), (5, 1.0)], [])["bm25"]}
+    assert [round(f.normalised, 6) for f in fuse(only, 10, parse("convex:0.7"))] == [1.0, 0.5]
+    assert fuse({}, 10, parse("convex:0.7")) == []
+
+
+def test_fusion_ties_are_deterministic_and_specs_are_checked():
+    from funes.retrieval.hybrid import DEFAULT, fuse, parse
+
+    tie = legs([(3, 1.0), (1, 1.0)], [(2, 0.5), (4, 0.5)])
+    a = [f.row for f in fuse(tie, 10, parse("convex:0.5"))]
+    b = [f.row for f in fuse(dict(reversed(list(tie.items()))), 10, parse("convex:0.5"))]
+    assert a == b == [2, 3, 1, 4]  # equal scores: best rank in any leg, then row
+    assert parse(DEFAULT).spec == DEFAULT
+    for bad in ("sum", "convex", "convex:x", "wrrf:1.5", "rrf:0.5"):
+        with pytest.raises(ValueError):
+            parse(bad)
+
+
+def _recall(mem, query, **kw):
+    from funes.retrieval.retriever import Retriever
+
+    return Retriever(mem, embedder=FakeEmbedder(), reranker=None).recall(query, neighbors=0, half_life=0, **kw)
+
+
+def test_copies_of_one_text_answer_once_with_the_best_copy(funes_home):
+    out = "error: ENOSPC no space left on device while writing cache"
+    rows = session("a", ["start", out, "retry", out, "done"]) + session("b", [out + "  ", "unrelated words"])
+    mem = memory_with(rows)
+    hits = _recall(mem, "ENOSPC no space left", k=5).hits
+    texts = [" ".join(h.text.split()) for h in hits]
+    assert texts.count(out) == 1, texts
+    all_copies = _recall(mem, "ENOSPC no space left", k=5, distinct=False).hits
+    assert [" ".join(h.text.split()) for h in all_copies].count(out) == 3
+    assert hits[0].turn_uuid == all_copies[0].turn_uuid  # the kept copy is the best-scoring one
+
+
+def test_overlapping_splits_of_one_block_collapse_but_distant_splits_stay(funes_home):
+    from funes.ingest.chunk import split
+
+    long = " ".join(f"kafka{i % 7} lag partition{i}" for i in range(400))
+    pieces = split(long)
+    assert len(pieces) >= 4
+    rows = [{"session_id": "s", "turn_uuid": "s-t0", "seq": 0, "split_idx": i, "text": p} for i, p in enumerate(pieces)]
+    mem = memory_with(rows)
+    hits = _recall(mem, "kafka1 kafka2 kafka3 lag", k=len(pieces)).hits
+    splits = sorted(next(i for i, p in enumerate(pieces) if p == h.text) for h in hits)  # which splits answered
+    assert all(b - a >= 2 for a, b in itertools.pairwise(splits)), splits  # never two adjacent splits
+    assert len(splits) >= 2  # non-adjacent splits of the block are distinct evidence
+    every = _recall(mem, "kafka1 kafka2 kafka3 lag", k=len(pieces), distinct=False).hits
+    assert len(every) == len(pieces)
