@@ -347,6 +347,10 @@ def main(argv=None) -> int:
         for name, haystacks in suites(args):
             log(f"{name}: {len(haystacks)} haystack(s), {sum(len(h.questions) for h in haystacks)} questions")
             results["suites"].append(run_suite(name, haystacks, configs, args.k, log))
+            log(
+                render({**results, "suites": results["suites"][-1:]})
+                + render_halves({"suites": results["suites"][-1:]})
+            )
     finally:
         if saved is None:
             os.environ.pop("FUNES_HOME", None)

@@ -26,6 +26,8 @@ class Config:
     half_life: float = 0.0  # days; 0 = recency off
     floor: float = 0.0  # recency floor (funes default 0.9; the original had 0)
     fusion: str | None = None  # a funes.retrieval.hybrid.parse spec; None = the shipped default
+    scaffold: bool = False  # True: BM25 also scores the question's framing words (tokenize.SCAFFOLD)
+    distinct: bool = True  # False: keep copies of one passage (retrieval/distinct.py off)
 
     def describe(self) -> dict:
         return {
@@ -35,6 +37,8 @@ class Config:
             "half_life_days": self.half_life,
             "recency_floor": self.floor,
             "fusion": self.fusion,
+            "scaffold": self.scaffold,
+            "distinct": self.distinct,
         }
 
 
@@ -45,6 +49,11 @@ BASE = [
 ]
 # the fusions compared side by side (`--fusions`); each is chosen on one half and reported on the other
 FUSIONS = ["rrf", "wrrf:0.6", "wrrf:0.7", "wrrf:0.8", "convex:0.5", "convex:0.6", "convex:0.7", "convex:0.8"]
+ABLATIONS = [  # each shipped change switched off alone, side by side with the shipped hybrid
+    Config("bm25 with scaffolding", legs=("bm25",), scaffold=True),
+    Config("hybrid with scaffolding", scaffold=True),
+    Config("hybrid, all copies", distinct=False),
+]
 RERANK = Config("hybrid+rerank", rerank=True)
 RECENCY = [
     Config("hybrid+rec30d (orig)", half_life=30.0, floor=0.0),
@@ -72,7 +81,7 @@ def configs(fusions: list[str] | None = None) -> tuple[list[Config], list[dict]]
             *RECENCY,
             Config(f"hybrid+rec30d f{rerank.RECENCY_FLOOR}", half_life=30.0, floor=rerank.RECENCY_FLOOR),
         ]
-    base = [*BASE, *(Config(f"hybrid {f}", fusion=f) for f in fusions or [])]
+    base = [*BASE, *(Config(f"hybrid {f}", fusion=f) for f in fusions or []), *ABLATIONS]
     if reranker_available():
         return [*base, RERANK, *recency], []
     return [*base, *recency], [{"name": RERANK.name, "na": NO_RERANKER}]
@@ -106,6 +115,8 @@ class Searcher:
             neighbors=0,
             legs=cfg.legs,
             **({"fusion": cfg.fusion} if cfg.fusion else {}),
+            scaffold=cfg.scaffold,
+            distinct=cfg.distinct,
             now=now.timestamp() if now is not None else None,
         )
         return [(h.session_id, h.seq, len(h.text), len(h.ranks)) for h in res.hits]

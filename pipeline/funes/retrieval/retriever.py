@@ -22,14 +22,13 @@ import numpy as np
 from funes import models, paths
 from funes.errors import FunesError, MemoryIncompatible
 from funes.memory import Memory, indexes
-from funes.memory.tokenize import query_terms
+from funes.memory.tokenize import lexical_terms, query_terms
 from funes.results import GetResult, Hit, RecallResult
 from funes.retrieval import context, distinct, hybrid, rerank
 
 AUTO = "auto"
 LEGS = ("vector", "bm25")  # the two legs fused; a benchmark may run one alone
 HIT_COLUMNS = ["id", "text", "session_id", "workdir", "turn_uuid", "ts", "block_type", "seq", "harness", "role"]
-READ_COLUMNS = [*HIT_COLUMNS, "block_idx", "split_idx"]  # + what distinct.pick compares
 _RETRIEVERS: dict[str, Retriever] = {}
 
 
@@ -57,6 +56,7 @@ class RecallRequest:
     legs: tuple[str, ...] = LEGS
     fusion: str = hybrid.DEFAULT  # a hybrid.parse spec; benchmarks compare others
     distinct: bool = True  # drop hits that repeat a better hit's evidence (retrieval/distinct.py)
+    scaffold: bool = False  # True: the lexical leg also scores the question's framing words (tokenize.SCAFFOLD)
 
     @property
     def pool(self) -> int:
@@ -117,7 +117,8 @@ class Retriever:
         if "vector" in req.legs and ix.vector_rows and ix.faiss:
             legs["vector"] = self._vector_leg(ix, req.query, req.pool, allowed, clock)
         if "bm25" in req.legs:
-            legs["bm25"] = ix.lexical(query_terms(req.query), req.pool, allowed)
+            terms = query_terms(req.query) if req.scaffold else lexical_terms(req.query)
+            legs["bm25"] = ix.lexical(terms, req.pool, allowed)
             clock.lap("bm25")
         fused = hybrid.fuse(legs, req.pool, hybrid.parse(req.fusion))
         clock.lap("fusion")
@@ -150,7 +151,7 @@ class Retriever:
         model = self.reranker()
         table = None
         if model is not None:  # the cross-encoder reads every candidate
-            table = self.memory.chunks.take(rows, READ_COLUMNS).to_pylist()
+            table = self.memory.chunks.take(rows, HIT_COLUMNS).to_pylist()
             clock.lap("fetch")
             rel = rerank.relevance(model, req.query, [r["text"] for r in table])
             result.reranker = getattr(model, "model_id", None) or "reranker"
@@ -162,7 +163,7 @@ class Retriever:
         order = sorted(range(len(fused)), key=lambda i: (-score[i], i))  # ties keep fused order
         clock.lap("recency")
         if table is None:
-            read = lambda batch: self.memory.chunks.take(rows[batch], READ_COLUMNS).to_pylist()  # noqa: E731
+            read = lambda batch: self.memory.chunks.take(rows[batch], HIT_COLUMNS).to_pylist()  # noqa: E731
         else:
             read = lambda batch: [table[i] for i in batch]  # noqa: E731
         kept = distinct.pick(order, req.k, read, req.distinct)
