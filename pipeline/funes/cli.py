@@ -7,7 +7,7 @@ import os
 import sys
 
 from funes import __version__, vocab
-from funes.errors import FunesError
+from funes.errors import FunesError, UsageError
 
 HARNESSES = "|".join(vocab.CLI_NAMES.values())
 
@@ -90,6 +90,46 @@ def cmd_status(args) -> int:
     return 0
 
 
+def cmd_publish(args) -> int:
+    if not sys.stderr.isatty():  # huggingface_hub's upload bars are for terminals; logs get our lines only
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    from funes.commands import publish
+    from funes.render.publish import publish_summary
+
+    target = args.memory or os.environ.get("FUNES_REMOTE", "").strip()
+    if not target:
+        raise UsageError("publish needs a Hub dataset: funes publish owner/name", "or set FUNES_REMOTE=owner/name")
+    opts = publish.Options(
+        memory=target,
+        source=args.source,
+        create=args.create,
+        no_embed=args.no_embed,
+        confirm=_ask if sys.stdin.isatty() and sys.stderr.isatty() and not args.yes else None,
+    )
+    show = _progress_printer()
+    report = publish.publish(opts, progress=show)
+    show("", True) if sys.stderr.isatty() else None
+    sys.stdout.write(publish_summary(report))
+    return report.exit_code
+
+
+def cmd_scrub(args) -> int:
+    from funes.commands.scrub import scrub
+    from funes.render.scrub import scrub_summary
+
+    show = _progress_printer()
+    report = scrub(args.memory, progress=show)
+    show("", True) if sys.stderr.isatty() else None
+    sys.stdout.write(scrub_summary(report))
+    return 0
+
+
+def _ask(question: str) -> bool:
+    sys.stderr.write(f"{question} [y/N] ")
+    sys.stderr.flush()
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
 def _int_env(name: str, default: int) -> int:
     try:
         return int(os.environ.get(name, ""))
@@ -101,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="funes", description="Local-first memory for coding agents.")
     p.add_argument("--version", action="version", version=f"funes {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    for add in (_add_index, _add_recall, _add_get, _add_status):
+    for add in (_add_index, _add_recall, _add_get, _add_status, _add_publish, _add_scrub):
         add(sub)
     return p
 
@@ -172,6 +212,31 @@ def _add_status(sub) -> None:
     _memory_option(st)
     st.add_argument("--json", action="store_true", help="machine-readable")
     st.set_defaults(func=cmd_status)
+
+
+def _add_publish(sub) -> None:
+    for name in ("publish", "push"):
+        doc = "publish the local memory to a private Hugging Face dataset" if name == "publish" else "alias of publish"
+        pb = sub.add_parser(name, help=doc)
+        pb.add_argument(
+            "memory",
+            nargs="?",
+            metavar="MEMORY",
+            help="owner/name or hf://datasets/owner/name (default: $FUNES_REMOTE)",
+        )
+        pb.add_argument("--create", action="store_true", help="create the repo (private) when it does not exist")
+        pb.add_argument("--yes", "-y", action="store_true", help="ask nothing (a missing repo still needs --create)")
+        pb.add_argument("--no-embed", action="store_true", help="publish only what is embedded; say how many wait")
+        pb.add_argument(
+            "--from", dest="source", metavar="local|PATH", help="the local memory to publish (default: local)"
+        )
+        pb.set_defaults(func=cmd_publish)
+
+
+def _add_scrub(sub) -> None:
+    sc = sub.add_parser("scrub", help="redact in place every secret the publish gate finds (local memory only)")
+    _memory_option(sc)
+    sc.set_defaults(func=cmd_scrub)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -97,6 +97,9 @@ class Status:
     embedder: str = ""
     reranker: str | None = None
     reranker_note: str = ""
+    held_back: int = 0  # chunks the publish gate would hold back (secrets found on the outgoing text)
+    held_kinds: dict[str, int] = field(default_factory=dict)  # kind -> blocks
+    gate: str = ""  # "" when the gate can run, else why publishing is blocked
     now: float = 0.0
 
 

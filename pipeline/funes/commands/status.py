@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 
+from funes.errors import FunesError
 from funes.memory import Memory, State, indexes
 from funes.results import Status
 
@@ -27,7 +28,17 @@ def status(memory: str | None = None) -> Status:
     st.sessions, st.by_harness, st.by_type = _counts(mem, st.chunks)
     st.embedder = models.embedder_id()
     st.reranker, st.reranker_note = models.reranker_status()
+    _gate(mem, st)
     return st
+
+
+def _gate(mem: Memory, st: Status) -> None:
+    from funes.commands import gate
+
+    try:
+        st.held_back, st.held_kinds = gate.holdback(mem)
+    except FunesError as e:  # a missing scanner blocks publishing; status says so instead of failing
+        st.gate = e.message
 
 
 def _counts(mem: Memory, chunks: int) -> tuple[int, dict[str, int], dict[str, int]]:

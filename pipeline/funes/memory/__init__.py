@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from funes import models, paths, schema
-from funes.errors import MemoryIncompatible, MemoryMissing, MemoryUnreadable
+from funes.errors import MemoryIncompatible, MemoryMissing, MemoryUnreadable, UsageError
+from funes.memory import spec as specs
 from funes.memory import tables
 from funes.memory.atomic import read_json, write_json
 from funes.memory.lock import writer_lock
@@ -43,11 +44,16 @@ class Memory:
 
     @classmethod
     def resolve(cls, spec: str | None = None) -> Memory:
-        """`local`/None -> $FUNES_HOME/memory; anything else is a local path (~ expanded)."""
-        spec = (spec or "").strip()
-        if spec in ("", "local"):
+        """A local memory from a spec (`memory.spec.parse`): `local`/None -> $FUNES_HOME/memory, or a path."""
+        parsed = specs.parse(spec)
+        if parsed.kind == "local":
             return cls(paths.memory_dir(), default=True)
-        p = Path(spec).expanduser()
+        if parsed.path is None:  # a Hub repo: reading one is remote recall's job
+            raise UsageError(
+                f"{parsed.uri} is a Hub memory; this command reads a local memory",
+                "give `local` or a folder path (publish to the Hub with `funes publish owner/name`)",
+            )
+        p: Path = parsed.path
         # accept both the memory folder and its parent FUNES_HOME-like folder
         if not (p / "chunks.lance").exists() and (p / "memory" / "chunks.lance").exists():
             p = p / "memory"

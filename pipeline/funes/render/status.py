@@ -30,6 +30,7 @@ def status_text(st: Status) -> str:
     if st.last_indexed is not None:
         lines.append(f"last indexed: {stamp(st.last_indexed)} ({age(st.last_indexed, st.now)})")
     lines.append("search index: " + _freshness(st.index))
+    lines.append("publish gate: " + _gate(st))
     lines.append(f"embedder: {st.embedder}")
     if st.reranker:
         lines.append(f"reranker: {st.reranker}" + (f" ({st.reranker_note})" if st.reranker_note else ""))
@@ -48,6 +49,15 @@ def _freshness(ix: dict[str, Any]) -> str:
         f"{text[0]} of {text[1]} chunks, {vec[0]} of {vec[1]} vectors indexed — "
         "the rest become searchable at the next `funes index` (or recall)"
     )
+
+
+def _gate(st: Status) -> str:
+    if st.gate:
+        return f"blocked — {st.gate}"
+    if not st.held_back:
+        return "nothing would be held back"
+    kinds = ", ".join(f"{k}×{n}" for k, n in st.held_kinds.items())
+    return f"{st.held_back} chunk(s) would be held back ({kinds}) — `funes scrub` redacts them"
 
 
 def status_json(st: Status) -> str:
