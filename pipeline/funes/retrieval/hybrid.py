@@ -4,6 +4,7 @@ Three fusions, named by a spec string (`parse`):
 
 - ``rrf`` — equal-weight reciprocal rank fusion (k=60), the original's.
 - ``wrrf:W`` — weighted RRF: BM25 weighs W, the vector leg 1 - W.
+- ``mm:W`` — the same convex combination with each leg min-max normalised over its own list.
 - ``convex:W`` — convex combination of normalised leg scores (Bruch et al. 2023, "TM2C2"):
   each leg's score is mapped to [0, 1] between the score's theoretical minimum (0 for BM25,
   -1 for cosine) and the best score of that leg's list, then ``W * bm25 + (1 - W) * vector``;
@@ -22,8 +23,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 RRF_K = 60
-METHODS = ("rrf", "wrrf", "convex")
-DEFAULT = "rrf"
+METHODS = ("rrf", "wrrf", "convex", "mm")
+DEFAULT = "convex:0.8"
 _FLOOR = {"bm25": 0.0, "vector": -1.0}  # theoretical minimum score of each leg (BM25 >= 0, cosine >= -1)
 
 
@@ -41,10 +42,10 @@ class Fusion:
 
 
 def parse(spec: str) -> Fusion:
-    """`rrf`, `wrrf:W` or `convex:W` (W = BM25's weight in [0, 1]); ValueError names what is wrong."""
+    """`rrf`, `wrrf:W`, `convex:W` or `mm:W` (W = BM25's weight in [0, 1]); ValueError names what is wrong."""
     method, _, weight = spec.strip().partition(":")
     if method not in METHODS:
-        raise ValueError(f"unknown fusion {spec!r} (one of rrf, wrrf:W, convex:W)")
+        raise ValueError(f"unknown fusion {spec!r} (one of rrf, wrrf:W, convex:W, mm:W)")
     if method == "rrf":
         if weight:
             raise ValueError("rrf takes no weight (use wrrf:W)")
@@ -101,7 +102,7 @@ def fuse(legs: dict[str, tuple[np.ndarray, np.ndarray]], limit: int, fusion: Fus
         s = np.asarray(scores, dtype=np.float64)
         if not len(s):
             continue
-        low = _FLOOR.get(name, float(s.min()))
+        low = float(s.min()) if fusion.method == "mm" else _FLOOR.get(name, float(s.min()))
         span = float(s.max()) - low
         norm = (s - low) / span if span > 0 else np.ones(len(s))
         for row, v in zip(np.asarray(rows).tolist(), norm.tolist()):
