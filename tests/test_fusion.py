@@ -105,3 +105,16 @@ def test_question_framing_does_not_drive_the_lexical_leg(funes_home):
     ]
     framed = _recall(mem, "when did we first decide about the hook", k=1, scaffold=True).hits
     assert framed[0].text.startswith("we first decided")
+
+
+def test_answers_of_several_memories_merge_into_distinct_passages():
+    from funes.results import Hit, RecallResult
+    from funes.retrieval.multi import merge
+
+    def hit(cid, text, score):
+        return Hit(0, cid, text, "s", "w", "t", "", "text", 0, "claude_code", "user", score)
+
+    local = RecallResult("q", "local", [hit("a", "the fix  was X", 0.9), hit("b", "other", 0.5)])
+    remote = RecallResult("q", "hf://d/x", [hit("c", "the fix was X", 0.95), hit("a", "the fix  was X", 0.9)])
+    merged = merge([local, remote], k=8)
+    assert [(h.id, h.memory) for h in merged.hits] == [("c", "hf://d/x"), ("b", "local")]

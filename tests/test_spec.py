@@ -39,8 +39,9 @@ def test_bad_hub_uri_is_a_usage_error_and_uri_is_canonical():
 
 
 def test_local_readers_refuse_a_hub_spec_with_a_usage_error(funes_home):
-    from funes.commands.status import status
+    from funes.commands.scrub import scrub
     from funes.errors import UsageError
 
+    # status, recall and get read a Hub memory (tests/test_remote.py); scrub rewrites a local one
     with pytest.raises(UsageError, match="is a Hub memory"):
-        status("acme/mem")
+        scrub("acme/mem")

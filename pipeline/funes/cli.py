@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import os
+import re
+import signal
 import sys
 
 from funes import __version__, vocab
@@ -17,6 +20,7 @@ def _progress_printer():
     tty = sys.stderr.isatty()
 
     def show(msg: str, transient: bool = False) -> None:
+        msg = _visible(msg)  # unit keys are file names: no escape sequence reaches the terminal
         if tty:
             sys.stderr.write("\r\x1b[2K" + msg[:150] + ("" if transient else "\n"))
             sys.stderr.flush()
@@ -24,6 +28,10 @@ def _progress_printer():
             print(msg, file=sys.stderr, flush=True)
 
     return show
+
+
+def _visible(text: str) -> str:
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" if ord(c) < 256 else "?" for c in text)
 
 
 def cmd_index(args) -> int:
@@ -47,6 +55,14 @@ def cmd_index(args) -> int:
     return 0
 
 
+def cmd_repair(args) -> int:
+    from funes.commands.repair import repair
+
+    done = repair(args.memory)
+    sys.stdout.write("".join(f"repaired: {line}\n" for line in done) or "nothing to repair\n")
+    return 0
+
+
 def cmd_recall(args) -> int:
     from funes import render
     from funes.commands.recall import recall
@@ -61,6 +77,7 @@ def cmd_recall(args) -> int:
         neighbors=args.neighbors,
         block_type=args.type,
         harness=args.harness,
+        progress=_progress_printer(),
     )
     sys.stdout.write(render.recall_json(result) if args.json else render.recall_agent(result))
     return 0
@@ -70,7 +87,7 @@ def cmd_get(args) -> int:
     from funes import render
     from funes.commands.get import get
 
-    result = get(args.session_id, args.turn_uuid, memory=args.memory, window=args.window)
+    result = get(args.session_id, args.turn_uuid, memory=args.memory, window=args.window, progress=_progress_printer())
     human = args.format == "human" or (args.format is None and sys.stdin.isatty() and sys.stdout.isatty())
     if human:
         width = min(max(_int_env("COLUMNS", 100), 40), 120)
@@ -85,7 +102,7 @@ def cmd_status(args) -> int:
     from funes import render
     from funes.commands.status import status
 
-    st = status(args.memory or args.memory_pos)
+    st = status(args.memory or args.memory_pos, progress=_progress_printer())
     sys.stdout.write(render.status_json(st) if args.json else render.status_text(st))
     return 0
 
@@ -141,13 +158,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="funes", description="Local-first memory for coding agents.")
     p.add_argument("--version", action="version", version=f"funes {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    for add in (_add_index, _add_recall, _add_get, _add_status, _add_publish, _add_scrub):
+    for add in (_add_index, _add_recall, _add_get, _add_status, _add_publish, _add_scrub, _add_repair):
         add(sub)
     return p
 
 
-def _memory_option(p: argparse.ArgumentParser, help: str = "which memory (default: local)") -> None:
-    p.add_argument("--memory", metavar="local|PATH", help=help)
+def _memory_option(
+    p: argparse.ArgumentParser,
+    help: str = "local, a path, owner/name or hf://datasets/owner/name[@rev] (default: local)",
+    metavar: str = "MEMORY",
+) -> None:
+    p.add_argument("--memory", metavar=metavar, help=help)
 
 
 def _harness_option(p: argparse.ArgumentParser, help: str) -> None:
@@ -156,7 +177,12 @@ def _harness_option(p: argparse.ArgumentParser, help: str) -> None:
 
 def _add_index(sub) -> None:
     ix = sub.add_parser("index", help="index agent transcripts into the local memory")
-    ix.add_argument("path", nargs="?", help="a transcript tree, one file, a state.db, or a Parquet trace export")
+    ix.add_argument(
+        "path",
+        nargs="?",
+        help="a transcript tree, one file, a state.db, a Parquet trace export, or a Hub agent-traces dataset "
+        "(owner/name or hf://datasets/owner/name)",
+    )
     _harness_option(ix, "only this agent's sessions (or force the format of PATH)")
     ix.add_argument("--no-thinking", action="store_true", help="leave thinking blocks out")
     ix.add_argument("--limit", type=int, metavar="N", help="only the N most recent sessions per source")
@@ -190,7 +216,12 @@ def _add_recall(sub) -> None:
     rc.add_argument("--neighbors", type=int, default=1, metavar="W", help="attach chunks within W seqs (default 1)")
     rc.add_argument("--type", choices=vocab.BLOCK_TYPES, help="only this block type")
     _harness_option(rc, "only this agent's sessions")
-    _memory_option(rc)
+    _memory_option(
+        rc,
+        "local, a path, owner/name or hf://datasets/owner/name[@rev]; comma-separated memories are "
+        "recalled as one ranking (default: local)",
+        "MEMORY[,MEMORY…]",
+    )
     rc.add_argument("--json", action="store_true", help="one JSON document instead of the agent format")
     rc.set_defaults(func=cmd_recall)
 
@@ -204,6 +235,12 @@ def _add_get(sub) -> None:
     gt.add_argument("--format", choices=("human", "agent"), help="default: human on a terminal, else agent")
     gt.add_argument("--highlight", metavar="TEXT", help="mark where TEXT first occurs (human format)")
     gt.set_defaults(func=cmd_get)
+
+
+def _add_repair(sub) -> None:
+    rp = sub.add_parser("repair", help="bring a damaged memory back to its last intact version (deletes nothing)")
+    _memory_option(rp)
+    rp.set_defaults(func=cmd_repair)
 
 
 def _add_status(sub) -> None:
@@ -245,19 +282,71 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    # a hook runner's timeout sends SIGTERM: unwind like Ctrl-C, so locks, temp dirs and the
+    # scanner child are cleaned up instead of the process vanishing mid-write
+    signal.signal(signal.SIGTERM, _terminated)
     try:
         return args.func(args)
     except FunesError as e:
-        print(f"funes: {e.message}", file=sys.stderr)
-        if e.hint:
-            print(f"  hint: {e.hint}", file=sys.stderr)
-        return e.exit_code
+        return _refuse(e.message, e.hint, e.exit_code)
     except KeyboardInterrupt:
         print("funes: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except OSError as e:  # the file system said no: full disk, read-only, a folder where a file goes
+        return _refuse(*_os_error(e))
+    except BaseException as e:  # a Rust panic in Lance or faiss surfaces as its own BaseException
+        if type(e).__name__ != "PanicException":
+            raise
+        return _refuse(
+            f"the memory could not be read ({type(e).__name__}: {str(e).splitlines()[0][:160]})",
+            "run `funes status` to see what is damaged, then `funes repair`",
+        )
+
+
+def _terminated(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
+def _refuse(message: str, hint: str | None, code: int = 1) -> int:
+    print(f"funes: {_one_line(message)}", file=sys.stderr)
+    if hint:
+        print(f"  hint: {_one_line(hint)}", file=sys.stderr)
+    return code
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+_OS_HINTS = {
+    errno.ENOSPC: "free some space, then run the command again (what was stored stays readable)",
+    errno.EDQUOT: "free some space, then run the command again (what was stored stays readable)",
+    errno.EROFS: "the memory is on a read-only file system: point FUNES_HOME at a writable folder",
+    errno.EACCES: "check the permissions of FUNES_HOME (or point it at a folder you own)",
+    errno.EPERM: "check the permissions of FUNES_HOME (or point it at a folder you own)",
+    errno.EISDIR: "a folder sits where funes keeps a file: move it aside",
+    errno.ENOTDIR: "a file sits where funes keeps a folder: move it aside",
+    errno.EEXIST: "a file sits where funes keeps a folder: move it aside",
+}
+
+
+def _os_error(e: OSError) -> tuple[str, str]:
+    code = e.errno
+    text = e.strerror or str(e)
+    if code is None:  # Lance reports I/O failures as OSError("LanceError(IO): ... (os error 28)")
+        found = re.search(r"os error (\d+)", str(e))
+        code = int(found.group(1)) if found else None
+        text = os.strerror(code) if code else str(e).split(",")[0][:160]
+    where = f": {e.filename}" if getattr(e, "filename", None) else ""
+    hint = (
+        _OS_HINTS.get(code, "check FUNES_HOME and the disk it is on")
+        if code
+        else "check FUNES_HOME and the disk it is on"
+    )
+    return f"{text}{where}", hint
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ class Hit:
     recency: float = 1.0
     ranks: dict[str, int] = field(default_factory=dict)  # leg -> rank ("vector", "bm25")
     neighbors: list[Neighbor] = field(default_factory=list)
+    memory: str | None = None  # label of the memory holding it, when a recall read several
 
 
 @dataclass
@@ -100,7 +101,10 @@ class Status:
     held_back: int = 0  # chunks the publish gate would hold back (secrets found on the outgoing text)
     held_kinds: dict[str, int] = field(default_factory=dict)  # kind -> blocks
     gate: str = ""  # "" when the gate can run, else why publishing is blocked
+    index_problem: str | None = None  # why the indexes do not answer for the tables (repaired by the next writer)
+    scanners: dict[str, str] = field(default_factory=dict)  # secret scanner engine -> version or "unavailable: …"
     now: float = 0.0
+    remote: dict[str, Any] = field(default_factory=dict)  # a remote's commit, offline, shards, published/cache bytes
 
 
 @dataclass
@@ -130,4 +134,5 @@ class IndexReport:
     searchable_at: float | None = None  # seconds until the new text was in the lexical index
     tier_done: dict[str, float] = field(default_factory=dict)  # tier -> seconds until it was searchable
     sample: bool = False
+    repairs: list[str] = field(default_factory=list)  # what this run found damaged and repaired
     elapsed: float = 0.0

@@ -27,16 +27,49 @@ def status_text(st: Status) -> str:
         )
     else:
         lines.append("waiting for vectors: 0")
-    if st.last_indexed is not None:
-        lines.append(f"last indexed: {stamp(st.last_indexed)} ({age(st.last_indexed, st.now)})")
-    lines.append("search index: " + _freshness(st.index))
-    lines.append("publish gate: " + _gate(st))
+    if st.remote:
+        lines += _remote_lines(st)
+    else:
+        if st.last_indexed is not None:
+            lines.append(f"last indexed: {stamp(st.last_indexed)} ({age(st.last_indexed, st.now)})")
+        if st.index_problem:
+            lines.append(
+                f"search index: needs repair: {st.index_problem} — the next `funes index` (or recall) repairs it"
+            )
+        else:
+            lines.append("search index: " + _freshness(st.index))
+        lines.append("publish gate: " + _gate(st))
     lines.append(f"embedder: {st.embedder}")
     if st.reranker:
         lines.append(f"reranker: {st.reranker}" + (f" ({st.reranker_note})" if st.reranker_note else ""))
     else:
-        lines.append(f"reranker: none — {st.reranker_note}")
+        lines.append(f"reranker: none — {st.reranker_note.removeprefix('none: ')}")
+    if st.scanners:
+        lines.append("secret scanners: " + ", ".join(f"{k} {v}" for k, v in st.scanners.items()))
     return "\n".join(lines) + "\n"
+
+
+def _remote_lines(st: Status) -> list[str]:
+    """A remote's publish time, the commit served (and whether offline), and what the cache holds."""
+    r = st.remote
+    lines = [f"last publish: {stamp(st.last_indexed)} ({age(st.last_indexed, st.now)})"] if st.last_indexed else []
+    lines.append(f"commit: {r['commit']}" + (" — offline, served from the cache" if r["offline"] else ""))
+    shards = f"{r['shards']} shard{'' if r['shards'] == 1 else 's'}"
+    lines.append(
+        f"cache: {size(r['cache_bytes'])} ({shards} {size(r['published_bytes'])} in the HF cache, "
+        f"indexes {size(r['index_bytes'])})"
+    )
+    return lines
+
+
+def size(n: float) -> str:
+    if n < 1024:
+        return f"{int(n)} B"
+    for unit in ("KB", "MB", "GB"):
+        n /= 1024
+        if n < 1024 or unit == "GB":
+            break
+    return f"{n:.1f} {unit}"
 
 
 def _freshness(ix: dict[str, Any]) -> str:
