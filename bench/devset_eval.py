@@ -47,7 +47,7 @@ CACHE = HERE / "out" / "devset" / "vectors.npz"
 OUT = HERE / "out" / "devset_eval.json"
 CONFIGS = ("bm25", "vector", "hybrid")
 BEST = "better leg per question"
-SCAFFOLD = "bm25 with scaffolding"  # `--scaffold`: the lexical leg before tokenize.lexical_terms
+SCAFFOLD = "bm25 w/o framing words"  # `--scaffold`: the lexical leg through tokenize.lexical_terms
 ALL_COPIES = "hybrid, all copies"  # `--all-copies`: distinct passages off (retrieval/distinct.py)
 K, DEEP = 8, 50
 METRICS = ("hit@1", "hit@3", "hit@8", "mrr", "miss@50")
@@ -86,8 +86,8 @@ class Asker:
         req = rc.request(question, k, *self._defaults, None, None)
         if config == ALL_COPIES:  # the shipped hybrid without dropping repeated evidence
             return cached(self.memory).run(dataclasses.replace(req, distinct=False)).hits
-        if config == SCAFFOLD:  # BM25 alone, scoring the question's framing words too
-            return cached(self.memory).run(dataclasses.replace(req, legs=("bm25",), scaffold=True)).hits
+        if config == SCAFFOLD:  # BM25 alone, without the question's framing words
+            return cached(self.memory).run(dataclasses.replace(req, legs=("bm25",), scaffold=False)).hits
         if config.startswith("hybrid "):  # `hybrid SPEC`: both legs under another fusion
             return cached(self.memory).run(dataclasses.replace(req, fusion=config.split(" ", 1)[1])).hits
         return cached(self.memory).run(dataclasses.replace(req, legs=(config,))).hits
@@ -180,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--oracle", action="store_true", help="ask each evidence snippet itself (a check of the grader)")
     ap.add_argument("--fusions", help="comma list of fusion specs, one more hybrid config each (e.g. rrf,convex:0.7)")
-    ap.add_argument("--scaffold", action="store_true", help="also run BM25 scoring the questions' framing words")
+    ap.add_argument("--scaffold", action="store_true", help="also run BM25 without the questions' framing words")
     ap.add_argument("--all-copies", action="store_true", help="also run hybrid with distinct passages off")
     args = ap.parse_args(argv)
     configs = (*CONFIGS, *(f"hybrid {f}" for f in args.fusions.split(","))) if args.fusions else CONFIGS

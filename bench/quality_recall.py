@@ -26,7 +26,7 @@ class Config:
     half_life: float = 0.0  # days; 0 = recency off
     floor: float = 0.0  # recency floor (funes default 0.9; the original had 0)
     fusion: str | None = None  # a funes.retrieval.hybrid.parse spec; None = the shipped default
-    scaffold: bool = False  # True: BM25 also scores the question's framing words (tokenize.SCAFFOLD)
+    scaffold: bool = True  # False: BM25 drops the question's framing words (tokenize.SCAFFOLD)
     distinct: bool = True  # False: keep copies of one passage (retrieval/distinct.py off)
 
     def describe(self) -> dict:
@@ -49,9 +49,9 @@ BASE = [
 ]
 # the fusions compared side by side (`--fusions`); each is chosen on one half and reported on the other
 FUSIONS = ["rrf", "wrrf:0.6", "wrrf:0.7", "wrrf:0.8", "convex:0.5", "convex:0.6", "convex:0.7", "convex:0.8"]
-ABLATIONS = [  # each shipped change switched off alone, side by side with the shipped hybrid
-    Config("bm25 with scaffolding", legs=("bm25",), scaffold=True),
-    Config("hybrid with scaffolding", scaffold=True),
+ABLATIONS = [  # each change switched alone, side by side with the shipped hybrid
+    Config("bm25 w/o framing words", legs=("bm25",), scaffold=False),
+    Config("hybrid w/o framing words", scaffold=False),
     Config("hybrid, all copies", distinct=False),
 ]
 RERANK = Config("hybrid+rerank", rerank=True)

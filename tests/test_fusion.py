@@ -100,10 +100,9 @@ def test_question_framing_does_not_drive_the_lexical_leg(funes_home):
     # a passage that only shares the framing words no longer outranks the one about the question's subject
     rows = session("s", ["we first decided, in the end, to say what really happened", "pre-commit hook bypassed"])
     mem = memory_with(rows)
-    assert [h.text for h in _recall(mem, "when did we first decide about the hook", k=1).hits] == [
-        "pre-commit hook bypassed"
-    ]
-    framed = _recall(mem, "when did we first decide about the hook", k=1, scaffold=True).hits
+    stripped = _recall(mem, "when did we first decide about the hook", k=1, scaffold=False).hits
+    assert [h.text for h in stripped] == ["pre-commit hook bypassed"]
+    framed = _recall(mem, "when did we first decide about the hook", k=1).hits  # the default keeps them
     assert framed[0].text.startswith("we first decided")
 
 

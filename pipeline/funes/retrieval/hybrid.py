@@ -12,8 +12,10 @@ Three fusions, named by a spec string (`parse`):
   hit is, so a leg that is sure (one passage far above the rest) is not outvoted by a leg that
   is guessing among near-equals — the reason equal-weight RRF ranked below BM25 on LoCoMo.
 
-Every fused score is on [0, 1]: 1.0 = first in both legs. bench/README.md "Fusion" has the
-figures that chose DEFAULT, on one half of each public suite, reported on the other.
+Every fused score is on [0, 1]: 1.0 = first in both legs. DEFAULT (`mm:0.8`) was chosen by
+bench/fusion_choose.py on half A of LoCoMo and LongMemEval and reported on half B (bench/README.md
+"Fusion, framing words, distinct passages"): equal-weight RRF put hybrid 12 points of LoCoMo
+hit@1 below BM25 alone; no fixed weighting beats the vector leg on LongMemEval at the same time.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import numpy as np
 
 RRF_K = 60
 METHODS = ("rrf", "wrrf", "convex", "mm")
-DEFAULT = "convex:0.8"
+DEFAULT = "mm:0.8"
 _FLOOR = {"bm25": 0.0, "vector": -1.0}  # theoretical minimum score of each leg (BM25 >= 0, cosine >= -1)
 
 

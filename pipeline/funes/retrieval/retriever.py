@@ -70,7 +70,9 @@ class RecallRequest:
     legs: tuple[str, ...] = LEGS
     fusion: str = hybrid.DEFAULT  # a hybrid.parse spec; benchmarks compare others
     distinct: bool = True  # drop hits that repeat a better hit's evidence (retrieval/distinct.py)
-    scaffold: bool = False  # True: the lexical leg also scores the question's framing words (tokenize.SCAFFOLD)
+    # False: the lexical leg drops the question's framing words (tokenize.SCAFFOLD); measured neutral
+    # to slightly harmful (bench/README.md "Fusion, framing words, distinct passages"), so off by default
+    scaffold: bool = True
 
     @property
     def pool(self) -> int:
