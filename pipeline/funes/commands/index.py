@@ -91,6 +91,13 @@ def pick_sources(opts: Options) -> tuple[list, bool]:
 
 def index(opts: Options, progress=lambda msg, transient=False: None) -> IndexReport:
     sources, budgeted = pick_sources(opts)
+    return index_sources(sources, opts, budgeted, progress)
+
+
+def index_sources(
+    sources: list, opts: Options, budgeted: bool, progress=lambda msg, transient=False: None
+) -> IndexReport:
+    """Index already-resolved sources (the hook worker passes the transcripts its events name)."""
     report = IndexReport(sources=[s.describe() for s in sources])
     report.sample = bool(sources) and all(paths.samples_dir() in Path(s.root).parents for s in sources)
     started = time.monotonic()
