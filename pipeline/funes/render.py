@@ -188,7 +188,7 @@ def _highlighter(highlight: str, on: str, off: str):
 def status_text(st) -> str:
     lines = [f"memory: {st.label}"]
     if st.state != "ready":
-        return "\n".join(lines + [st.message]) + "\n"
+        return "\n".join(lines + [st.message] + _last_hook(st)) + "\n"
     lines += [f"chunks: {st.chunks}", f"sessions: {st.sessions}"]
     if st.by_harness:
         lines.append("agents: " + ", ".join(f"{k} {v}" for k, v in st.by_harness.items()))
@@ -209,7 +209,18 @@ def status_text(st) -> str:
         lines.append(f"reranker: {st.reranker}" + (f" ({st.reranker_note})" if st.reranker_note else ""))
     else:
         lines.append(f"reranker: none — {st.reranker_note}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _last_hook(st)) + "\n"
+
+
+def _last_hook(st) -> list[str]:
+    run = getattr(st, "last_hook", None)
+    if not run:
+        return []
+    what = run.get("result", "?")
+    if what == "ok":
+        what = f"ok, {run.get('turns', 0)} turns read, +{run.get('chunks_added', 0)} chunks"
+    when = f"{stamp(run['ts'])} ({age(run['ts'], st.now)})" if isinstance(run.get("ts"), int | float) else "?"
+    return [f"last hook run: {when} — {run.get('events', 0)} events from {run.get('sessions', 0)} sessions: {what}"]
 
 
 def _freshness(ix: dict) -> str:

@@ -56,6 +56,7 @@ def serve(port: int | None = None, idle: float | None = None) -> int:
         idle if idle is not None else IDLE_MIN
     )
     sockets = [_unix_socket(paths.serve_socket())] + ([_tcp_socket(port)] if port else [])
+    os.ftruncate(lock, 0)
     os.write(lock, f"{os.getpid()}\n".encode())
     where = f"{paths.serve_socket()}" + (f" and http://127.0.0.1:{port}/mcp" if port else "")
     sys.stderr.write(f"funes serve: pid {os.getpid()} on {where}\n")
@@ -72,7 +73,7 @@ async def _serve(sockets: list[socket.socket], port: int | None, idle_s: float |
     # the Unix-socket client sends `Host: localhost`; TCP clients must name the loopback port (DNS rebinding)
     hosts = ["localhost"] + ([f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"] if port else [])
     security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts)
-    server = build_server(LocalBackend())
+    server = build_server(LocalBackend(on_call=_test_delay()))
     app = _Activity(server.streamable_http_app(stateless_http=True, json_response=True, transport_security=security))
     config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
     runner = uvicorn.Server(config)
@@ -81,6 +82,12 @@ async def _serve(sockets: list[socket.socket], port: int | None, idle_s: float |
         await runner.serve(sockets=sockets)
     finally:
         watcher.cancel()
+
+
+def _test_delay():
+    # FUNES_SERVE_DELAY_S holds every call that long: how the tests kill the server mid-call
+    delay = float(os.environ.get("FUNES_SERVE_DELAY_S", "0") or 0)
+    return (lambda: time.sleep(delay)) if delay > 0 else None
 
 
 async def _exit_when_idle(runner, app: _Activity, idle_s: float | None) -> None:

@@ -26,12 +26,15 @@ class Status:
     reranker: str | None = None
     reranker_note: str = ""
     now: float = 0.0
+    last_hook: dict | None = None  # the last hook worker run (commands/sync.py), None before any
 
 
 def status(memory: str | None = None) -> Status:
     mem = Memory.resolve(memory)
     state, message = mem.state()
-    st = Status(label=mem.label, state=state.value, message=message, now=time.time())
+    from funes.commands.sync import last_run
+
+    st = Status(label=mem.label, state=state.value, message=message, now=time.time(), last_hook=last_run())
     if state in (State.MISSING, State.EMPTY):
         return st
     mem.require()
