@@ -127,17 +127,17 @@ def _grow(home: Path, target: int) -> None:
     from funes.memory import Memory
 
     mem = Memory.resolve(None)
-    base = mem.chunks().to_table()
-    vec = mem.vectors().to_table().sort_by("row")
+    base = mem.chunks.dataset().to_table()
+    vec = mem.vectors.dataset().to_table().sort_by("row")
     vectors = np.asarray(vec["vector"].combine_chunks().flatten()).reshape(vec.num_rows, -1)
     copy = 0
-    while mem.chunk_count() < target:
+    while mem.chunks.count() < target:
         copy += 1
-        take = min(base.num_rows, target - mem.chunk_count())
+        take = min(base.num_rows, target - mem.chunks.count())
         t = base.slice(0, take)
         t = t.set_column(0, "id", pc.binary_join_element_wise(t["id"], pa.scalar(f"c{copy}"), ""))
         t = t.set_column(2, "session_id", pc.binary_join_element_wise(t["session_id"], pa.scalar(f"-c{copy}"), ""))
-        start = mem.append_chunks(t)
+        start = mem.chunks.append(t)
         mem.append_vectors(
             np.arange(start, start + take),
             t["id"].to_pylist(),
@@ -161,7 +161,7 @@ def one_new_turn(tmp: Path, size: int, seed_src: Path) -> dict:
     out = subprocess.run([*FUNES, "index", str(tree)], env=_env(home), capture_output=True, text=True)
     wall = time.perf_counter() - t0
     assert out.returncode == 0, out.stderr
-    return {"memory_chunks": Memory.resolve(None).chunk_count(), "command_wall_s": wall}
+    return {"memory_chunks": Memory.resolve(None).chunks.count(), "command_wall_s": wall}
 
 
 def day_zero(tmp: Path, corpus: Path, sessions: int) -> dict:

@@ -1,9 +1,8 @@
 """The recall configurations the quality benchmark compares, over the real in-process Retriever.
 
-`funes.retrieval.retriever.Retriever.recall` exposes k, candidates, half_life, recency_floor and
-`now`; the reranker is a constructor argument (None = fused order). It has no switch for the two
-legs, so BM25-only and vectors-only are a thin subclass that empties the other leg and changes
-nothing else (fusion, scoring, recency and ordering are the real code).
+`funes.retrieval.retriever.Retriever.recall` exposes k, candidates, half_life, recency_floor, `now`
+and `legs` (BM25-only and vectors-only run one leg through the same fusion, scoring, recency and
+ordering); the reranker is a constructor argument (None = fused order).
 """
 
 from __future__ import annotations
@@ -51,10 +50,10 @@ RECENCY = [
 
 
 def reranker_available() -> bool:
-    from funes.retrieval.retriever import shared_reranker
+    from funes import models
 
     try:
-        return shared_reranker() is not None
+        return models.load_reranker() is not None
     except Exception:
         return False
 
@@ -74,31 +73,19 @@ def configs() -> tuple[list[Config], list[dict]]:
     return [*BASE, *recency], [{"name": RERANK.name, "na": NO_RERANKER}]
 
 
-class _NoLexical:
-    """An Indexes view whose BM25 leg is empty (vectors-only runs)."""
-
-    def __init__(self, ix):
-        self._ix = ix
-
-    def __getattr__(self, name):
-        return getattr(self._ix, name)
-
-    def lexical(self, terms, limit, allowed=None):
-        return np.empty(0, np.int64), np.empty(0, np.float32)
-
-
 class Searcher:
     """One memory, opened once; `search` runs one question under one config."""
 
     def __init__(self, funes_home: Path):
-        from funes.memory import Memory
-        from funes.retrieval.retriever import AUTO, Retriever, shared_embedder
+        from funes import models
+        from funes.memory import Memory, indexes
+        from funes.retrieval.retriever import AUTO, Retriever
 
         memory = Memory.resolve(str(funes_home / "memory")).require()
-        legs_cls = _legs_class(Retriever)
-        embedder = self._embedder = shared_embedder()  # the memo when memoize_embedder() ran first
-        self._plain = legs_cls(memory, embedder=embedder, reranker=None)
-        self._rerank = legs_cls(memory, embedder=embedder, reranker=AUTO)
+        indexes.refresh_if_stale(memory)  # as the recall command does
+        embedder = self._embedder = models.load_embedder()  # the memo when memoize_embedder() ran first
+        self._plain = Retriever(memory, embedder=embedder, reranker=None)
+        self._rerank = Retriever(memory, embedder=embedder, reranker=AUTO)
 
     def embed(self, question: str) -> None:
         self._embedder.encode_query(" ".join(question.split()))
@@ -106,35 +93,19 @@ class Searcher:
     def search(self, question: str, cfg: Config, k: int, now: datetime | None) -> list[tuple[str, int, int, int]]:
         """Ranked (session_id, seq, chunk length in chars, legs that found it) of the hits."""
         r = self._rerank if cfg.rerank else self._plain
-        r.legs = cfg.legs
         res = r.recall(
             question,
             k=k,
             half_life=cfg.half_life,
             recency_floor=cfg.floor,
             neighbors=0,
+            legs=cfg.legs,
             now=now.timestamp() if now is not None else None,
         )
         return [(h.session_id, h.seq, len(h.text), len(h.ranks)) for h in res.hits]
 
     def close(self) -> None:
         self._plain = self._rerank = None
-
-
-def _legs_class(base):
-    class LegsRetriever(base):
-        legs: tuple[str, ...] = ("vector", "bm25")
-
-        def indexes(self):
-            ix = super().indexes()
-            return ix if ix is None or "bm25" in self.legs else _NoLexical(ix)
-
-        def _vector_leg(self, ix, query, limit, allowed, clock):
-            if "vector" not in self.legs:
-                return np.empty(0, np.int64)
-            return super()._vector_leg(ix, query, limit, allowed, clock)
-
-    return LegsRetriever
 
 
 class _MemoEmbedder:

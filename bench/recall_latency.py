@@ -58,7 +58,7 @@ def base_rows(corpus: Path, tmp: Path):
     from funes.memory import Memory
 
     index.index(index.Options(path=str(corpus), yes=True, no_embed=True))
-    table = Memory.resolve(None).chunks().to_table()
+    table = Memory.resolve(None).chunks.dataset().to_table()
     CACHE.mkdir(parents=True, exist_ok=True)
     pq.write_table(table, path)
     return table
@@ -91,12 +91,12 @@ def grow(table, vecs: np.ndarray, size: int, model: str) -> None:
     mem = Memory.resolve(None)
     rng = np.random.default_rng(0)
     copy = 0
-    while mem.chunk_count() < size:
-        take = min(table.num_rows, size - mem.chunk_count())
+    while mem.chunks.count() < size:
+        take = min(table.num_rows, size - mem.chunks.count())
         t = table.slice(0, take)
         t = t.set_column(0, "id", pc.binary_join_element_wise(t["id"], pa.scalar(f"r{copy}"), ""))
         t = t.set_column(2, "session_id", pc.binary_join_element_wise(t["session_id"], pa.scalar(f"-r{copy}"), ""))
-        start = mem.append_chunks(t)
+        start = mem.chunks.append(t)
         src = vecs[np.arange(start, start + take) % len(vecs)]
         noisy = src + 0.35 / np.sqrt(src.shape[1]) * rng.standard_normal(src.shape).astype(np.float32)
         noisy /= np.linalg.norm(noisy, axis=1, keepdims=True)
@@ -198,7 +198,7 @@ def refresh_costs(table, vecs, model) -> dict:
 
     t = t.set_column(0, "id", pc.binary_join_element_wise(t["id"], pa.scalar("turn"), ""))
     t = t.set_column(2, "session_id", pc.binary_join_element_wise(t["session_id"], pa.scalar("-turn"), ""))
-    start = mem.append_chunks(t)
+    start = mem.chunks.append(t)
     mem.append_vectors(np.arange(start, start + 20), t["id"].to_pylist(), vecs[:20], model)
     t0 = time.perf_counter()
     stats = indexes.refresh(mem)
@@ -276,7 +276,7 @@ def main() -> None:
         for size in [int(s) for s in args.sizes.split(",")]:
             home = _home(tmp, f"m{size}")
             mem = Memory.resolve(None)
-            if mem.chunk_count() < size:
+            if mem.chunks.count() < size:
                 grow(table, vecs, size, model)
             t0 = time.perf_counter()
             built = indexes.refresh(mem)

@@ -5,9 +5,11 @@ from __future__ import annotations
 import itertools
 import random
 
+import pyarrow as pa
 import pytest
 
-from funes.ingest import chunk
+from funes import vocab
+from funes.ingest import chunk, stages
 
 SAMPLE = " ".join(f"word{i}" for i in range(600))
 
@@ -93,11 +95,16 @@ def test_trim_matches_rust_white_space():
     assert chunk.trim("\u3000 x \u2029") == "x"
 
 
-def test_tiers():
-    assert [chunk.tier_of(b) for b in ("text", "thinking", "tool_use", "tool_result", "image")] == [
-        "text",
-        "text",
-        "tool_use",
-        "tool_result",
-        "text",
-    ]
+def test_select_keeps_the_blocks_of_the_asked_tiers():
+    """The tier rule production runs (ingest.stages.select over an Arrow table), not a copy of it."""
+    kinds = ["text", "thinking", "tool_use", "tool_result", "image", None]
+    blocks = pa.table({"block_type": pa.array(kinds, pa.string()), "block_idx": list(range(len(kinds)))})
+
+    def kept(tiers, thinking=True):
+        return stages.select(blocks, set(tiers), include_thinking=thinking)["block_type"].to_pylist()
+
+    assert kept(["text"]) == ["text", "thinking", "image"]
+    assert kept(["text"], thinking=False) == ["text", "image"]
+    assert kept(["tool_use"]) == ["tool_use"]
+    assert kept(vocab.TIERS) == ["text", "thinking", "tool_use", "tool_result", "image"]
+    assert stages.select(blocks, {"tool_result"}, True)["block_idx"].to_pylist() == [3]

@@ -213,7 +213,7 @@ def test_a_busy_memory_delays_the_index_but_loses_nothing(home):
     from funes import paths
 
     _added(home, "claude")
-    lock = paths.lock_file(home / ".funes")
+    lock = paths.lock_file_for(paths.memory_dir(home / ".funes"))
     lock.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(lock, os.O_RDWR | os.O_CREAT)
     fcntl.flock(fd, fcntl.LOCK_EX)  # a user's `funes index` is running

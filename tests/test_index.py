@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from conftest import subprocess_env
+from funes import paths
+from funes.errors import UsageError
 from transcripts import append_claude_turn, prose, write_claude_session
 
 FUNES = [sys.executable, "-m", "funes.cli"]
@@ -129,10 +131,10 @@ def test_kill_9_then_rerun_has_no_duplicates_and_no_lost_sessions(funes_home, tm
 
 def test_second_writer_fails_loudly(funes_home, tmp_path):
     from funes import paths
-    from funes.memory import ledger
+    from funes.memory import lock
 
     root = _tree(tmp_path, sessions=1, turns=2)
-    with ledger.writer_lock(paths.lock_file()):
+    with lock.writer_lock(paths.lock_file_for(paths.memory_dir())):
         out = subprocess.run(
             [*FUNES, "index", str(root)], env=subprocess_env(funes_home), capture_output=True, text=True
         )
@@ -188,10 +190,28 @@ def test_day_zero_stores_text_before_vectors_then_backfills(funes_home, tmp_path
     assert vec == lance.dataset(str(funes_home / "memory" / "chunks.lance")).count_rows() >= chunks
 
 
-def test_auto_without_sessions_indexes_the_bundled_samples(funes_home):
-    out = subprocess.run(
-        [*FUNES, "index", "--auto", "--yes"], env=subprocess_env(funes_home), capture_output=True, text=True
-    )
+@pytest.mark.parametrize("layout", ["absent", "empty"])
+def test_auto_without_sessions_indexes_the_bundled_samples(funes_home, layout):
+    """`make index` on a fresh machine: no agent folders, or the empty ones a fresh install leaves."""
+    if layout == "empty":
+        for root in paths.home_roots().values():
+            root.mkdir(parents=True)
+        (funes_home.parent / ".hermes" / "sessions").mkdir()
+    env = subprocess_env(funes_home, FUNES_RERANK="off")
+    out = subprocess.run([*FUNES, "index", "--auto", "--yes"], env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert "bundled sample sessions" in out.stdout
     assert "claude" in out.stdout and "codex" in out.stdout
+    recall = subprocess.run([*FUNES, "recall", "streaming parser", "-k", "1"], env=env, capture_output=True, text=True)
+    assert recall.returncode == 0, recall.stderr
+    assert "→ get " in recall.stdout
+
+
+def test_interactive_run_without_sessions_names_the_fix(funes_home):
+    from funes.commands import index
+
+    with pytest.raises(UsageError, match="no agent sessions found on this machine") as e:
+        index.pick_sources(index.Options(interactive=True))
+    assert "--auto" in (e.value.hint or "")
+    with pytest.raises(UsageError, match="no codex session dir found"):
+        index.pick_sources(index.Options(harness="codex"))

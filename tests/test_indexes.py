@@ -9,7 +9,7 @@ import lance
 import numpy as np
 import pytest
 
-from test_retrieval_support import add_vectors, chunk_rows, session, unit_vectors
+from retrieval_support import add_vectors, chunk_rows, session, unit_vectors
 
 WORDS = [
     "parser",
@@ -77,7 +77,7 @@ def test_refresh_builds_then_is_a_noop(funes_home):
     from funes.memory import indexes
 
     mem = _mem()
-    mem.append_chunks(chunk_rows(_rows(200)))
+    mem.chunks.append(chunk_rows(_rows(200)))
     first = indexes.refresh(mem)
     assert (first["rows"], first["added_rows"], first["rebuilt"]) == (200, 200, ["text"])
     manifest = (funes_home / "memory" / "index" / "manifest.json").read_bytes()
@@ -91,7 +91,7 @@ def test_incremental_refresh_reads_only_new_rows_and_equals_a_fresh_build(funes_
     from funes.memory import indexes
 
     mem = _mem()
-    mem.append_chunks(chunk_rows(_rows(300)))
+    mem.chunks.append(chunk_rows(_rows(300)))
     add_vectors(mem, range(300), unit_vectors(300, seed=1))
     indexes.refresh(mem)
     read = []
@@ -99,7 +99,7 @@ def test_incremental_refresh_reads_only_new_rows_and_equals_a_fresh_build(funes_
     monkeypatch.setattr(indexes, "_read", lambda ds, cols, lo, hi: read.append((lo, hi)) or real_read(ds, cols, lo, hi))
     for step in range(6):  # per-turn sized appends
         start = 300 + 5 * step
-        mem.append_chunks(chunk_rows(_rows(5, start)))
+        mem.chunks.append(chunk_rows(_rows(5, start)))
         add_vectors(mem, range(start, start + 5), unit_vectors(5, seed=10 + step))
         stats = indexes.refresh(mem)
         assert (stats["added_rows"], stats["added_vectors"]) == (5, 5)
@@ -127,7 +127,7 @@ def test_segments_stay_logarithmic(funes_home):
 
     mem = _mem()
     for step in range(40):
-        mem.append_chunks(chunk_rows(_rows(3, 3 * step)))
+        mem.chunks.append(chunk_rows(_rows(3, 3 * step)))
         indexes.refresh(mem)
     man = indexes.read_manifest(indexes.index_dir(mem))
     sizes = [s["end"] - s["start"] for s in man["bm25"]]
@@ -152,7 +152,7 @@ def test_rewritten_table_is_rebuilt(funes_home):
     from funes.memory.tokenize import query_terms
 
     mem = _mem()
-    mem.append_chunks(chunk_rows(_rows(50)))
+    mem.chunks.append(chunk_rows(_rows(50)))
     add_vectors(mem, range(50), unit_vectors(50))
     indexes.refresh(mem)
     # scrub-like rewrite: same table path, fewer and different rows
@@ -172,7 +172,7 @@ def test_rewrite_with_more_rows_is_caught_by_probes(funes_home):
     from funes.memory import indexes
 
     mem = _mem()
-    mem.append_chunks(chunk_rows(_rows(20)))
+    mem.chunks.append(chunk_rows(_rows(20)))
     indexes.refresh(mem)
     lance.write_dataset(chunk_rows(_rows(30, start=1000)), str(mem.path / "chunks.lance"), mode="overwrite")
     stats = indexes.refresh(mem)
@@ -183,7 +183,7 @@ def test_partial_vectors_and_late_backfill(funes_home):
     from funes.memory import indexes
 
     mem = _mem()
-    mem.append_chunks(chunk_rows(_rows(100)))
+    mem.chunks.append(chunk_rows(_rows(100)))
     vecs = unit_vectors(100, seed=3)
     add_vectors(mem, range(0, 100, 2), vecs[::2])  # half embedded
     stats = indexes.refresh(mem)
@@ -204,7 +204,7 @@ def test_filters_from_facets(funes_home):
     from funes.memory.tokenize import query_terms
 
     mem = _mem()
-    mem.append_chunks(chunk_rows(_rows(80)))
+    mem.chunks.append(chunk_rows(_rows(80)))
     indexes.refresh(mem)
     ix = indexes.load(mem)
     allowed = ix.facets.mask(block_type="tool_use", harness="codex")
@@ -219,7 +219,7 @@ def test_ivf_segment_above_threshold(funes_home, monkeypatch):
 
     monkeypatch.setattr(vecindex, "IVF_MIN", 400)
     mem = _mem()
-    mem.append_chunks(chunk_rows(_rows(600)))
+    mem.chunks.append(chunk_rows(_rows(600)))
     vecs = unit_vectors(600, seed=5)
     add_vectors(mem, range(600), vecs)
     indexes.refresh(mem)
@@ -238,13 +238,13 @@ def test_crashed_refresh_tail_is_cut_back(funes_home):
     from funes.memory import facets, indexes
 
     mem = _mem()
-    mem.append_chunks(chunk_rows(_rows(10)))
+    mem.chunks.append(chunk_rows(_rows(10)))
     indexes.refresh(mem)
     man = indexes.read_manifest(indexes.index_dir(mem))
     fdir = indexes.index_dir(mem) / f"facets.{man['generation']}"
     with open(fdir / "seq.bin", "ab") as f:  # a refresh killed after appending facets, before its manifest
         f.write(np.arange(7, dtype=np.int64).tobytes())
-    mem.append_chunks(chunk_rows(_rows(5, start=10)))
+    mem.chunks.append(chunk_rows(_rows(5, start=10)))
     indexes.refresh(mem)
     assert (fdir / "seq.bin").stat().st_size == 15 * 8
     ix = indexes.load(mem)
@@ -258,10 +258,10 @@ def test_manifest_records_model_and_rows(funes_home):
     from funes.memory import indexes
 
     mem = _mem()
-    mem.append_chunks(chunk_rows(_rows(30)))
+    mem.chunks.append(chunk_rows(_rows(30)))
     add_vectors(mem, range(30), unit_vectors(30))
     indexes.refresh(mem)
     man = json.loads((indexes.index_dir(mem) / "manifest.json").read_text())
     assert man["vectors"]["model"] == mem.manifest()["embedding_model"] and man["vectors"]["dim"] == 16
-    assert man["chunks"]["rows"] == 30 and man["chunks"]["version"] == mem.chunks().version
+    assert man["chunks"]["rows"] == 30 and man["chunks"]["version"] == mem.chunks.version()
     assert man["bm25"][0]["start"] == 0 and man["bm25"][0]["end"] == 30

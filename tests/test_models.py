@@ -13,9 +13,7 @@ import pytest
 
 from funes import models
 from funes.errors import FunesError
-from funes.models import embedder as embedder_mod
 from funes.models import export, locate, weights
-from funes.models import reranker as reranker_mod
 from tiny_models import build_tiny_cross_encoder, build_tiny_embedder, lay_out_hf_cache
 
 HEAVY = ("torch", "transformers", "sentence_transformers", "onnxruntime", "huggingface_hub")
@@ -58,10 +56,9 @@ def env(funes_home, tiny_cache, tmp_path, monkeypatch):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("FUNES_MODEL_CACHE", str(tiny_cache))
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
-    monkeypatch.setattr(embedder_mod, "_LOADED", {})
-    monkeypatch.setattr(reranker_mod, "_LOADED", {})
-    monkeypatch.setattr(reranker_mod, "_BROKEN", {})
-    return monkeypatch
+    models.clear_cache()
+    yield monkeypatch
+    models.clear_cache()  # models loaded from this test's caches must not serve the next test
 
 
 def test_import_and_cheap_queries_load_no_ml_library(env, tmp_path):
@@ -109,9 +106,8 @@ def test_verified_hashes_are_remembered_by_path_size_and_mtime(env, tmp_path):
     calls = []
     real = weights.sha256_file
     env.setattr(weights, "sha256_file", lambda p: calls.append(p) or real(p))
-    env.setattr(weights, "_SEEN", {})
     first = weights.file_sha256(blob)
-    env.setattr(weights, "_SEEN", {})  # a new process: only the ledger remembers
+    models.clear_cache()  # a new process: only the ledger remembers
     assert weights.file_sha256(blob) == first and len(calls) == 1
     os.utime(blob, ns=(1, 1))
     assert weights.file_sha256(blob) == first and len(calls) == 2
@@ -174,8 +170,8 @@ def test_failed_export_falls_back_to_torch_once(env, tiny_ce, tmp_path):
     env.setattr(export, "_export_reranker", boom)
     reranker = models.load_reranker()
     assert reranker.backend == "torch" and "boom" in reranker.note
-    env.setattr(reranker_mod, "_LOADED", {})
-    assert models.load_reranker().backend == "torch" and len(calls) == 1  # the failure is remembered
+    models.clear_cache()  # a new process: the failure is remembered on disk
+    assert models.load_reranker().backend == "torch" and len(calls) == 1
 
 
 def test_tiny_embedder_by_id_from_the_hf_cache(env, tiny_emb, tmp_path):

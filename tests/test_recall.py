@@ -9,16 +9,14 @@ import sys
 import pytest
 
 from conftest import subprocess_env
-from test_retrieval_support import memory_with, session
+from retrieval_support import memory_with, session
 
 FUNES = [sys.executable, "-m", "funes.cli"]
 
 
 @pytest.fixture
 def no_models(monkeypatch):
-    from funes.retrieval import retriever
-
-    monkeypatch.setattr(retriever, "_MODELS", {"reranker": None})
+    monkeypatch.setenv("FUNES_RERANK", "off")  # the user's switch: fused order
 
 
 def _run(funes_home, *args):

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from funes import render
-from funes.retrieval.results import Block, GetResult, Hit, Neighbor, RecallResult, Turn
-from test_retrieval_support import memory_with, session
+from funes.results import Block, GetResult, Hit, Neighbor, RecallResult, Turn
+from retrieval_support import memory_with, session
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 
@@ -143,9 +143,7 @@ def test_age_wording():
 
 @pytest.fixture
 def golden_memory(funes_home, monkeypatch):
-    from funes.retrieval import retriever
-
-    monkeypatch.setattr(retriever, "_MODELS", {"reranker": None})  # fused order: no model dependence
+    monkeypatch.setenv("FUNES_RERANK", "off")  # fused order: no model dependence
     rows = session(
         "0f6d1c2e-5b7a-4c1d-9e8f-112233445566",
         [
@@ -197,7 +195,7 @@ def test_golden_get_agent_and_human(golden_memory):
 
 
 def test_golden_status(golden_memory):
-    from funes.commands.status import Status
+    from funes.results import Status
 
     st = Status(
         label="local",

@@ -7,10 +7,11 @@ import math
 import numpy as np
 import pytest
 
-from test_retrieval_support import (
+from retrieval_support import (
     ExplodingEmbedder,
     FakeEmbedder,
     FakeReranker,
+    chunk_rows,
     memory_with,
     session,
     unit_vectors,
@@ -127,13 +128,26 @@ def test_filters_type_and_harness(funes_home):
     )
     mem = memory_with(rows)
     r = _retriever(mem)
-    assert {h.harness for h in r.recall("deploy", harness="claude", half_life=0).hits} == {"claude_code"}
+    assert {h.harness for h in r.recall("deploy", harness="claude_code", half_life=0).hits} == {"claude_code"}
     assert {h.block_type for h in r.recall("deploy", block_type="tool_use", half_life=0).hits} == {"tool_use"}
-    assert r.recall("deploy", block_type="tool_use", harness="claude", half_life=0).hits == []
+    assert r.recall("deploy", block_type="tool_use", harness="claude_code", half_life=0).hits == []
+
+
+def test_the_recall_command_validates_and_spells_facets(funes_home):
+    from funes.commands.recall import request
     from funes.errors import UsageError
 
+    args = (8, 30, 0.0, 0.98, 1)
+    req = request("  deploy \n it ", *args, "tool_use", "Claude")
+    assert (req.query, req.block_type, req.harness) == ("deploy it", "tool_use", "claude_code")
     with pytest.raises(UsageError, match="unknown harness"):
-        r.recall("deploy", harness="cursor")
+        request("deploy", *args, None, "cursor")
+    with pytest.raises(UsageError, match='unknown block type "image"'):
+        request("deploy", *args, "image", None)
+    with pytest.raises(UsageError, match="empty query"):
+        request(" \t", *args, None, None)
+    with pytest.raises(UsageError, match="at least 1"):
+        request("deploy", 0, 30, 0.0, 0.98, 1, None, None)
 
 
 def test_reranker_orders_the_pool_and_recency_breaks_near_ties(funes_home):
@@ -194,27 +208,58 @@ def test_get_stitches_split_blocks_and_honours_the_window(funes_home):
         r.get("ghost", "s-t2")
 
 
-def test_unindexed_rows_are_healed_on_recall(funes_home):
-    from funes.retrieval.retriever import Retriever
+def test_unindexed_rows_are_healed_by_the_recall_command(funes_home, monkeypatch):
+    """Rows a crashed indexer stored but never indexed: the recall command refreshes, the retriever never writes."""
+    from funes.commands.recall import recall
+    from funes.memory import indexes
 
+    monkeypatch.setenv("FUNES_RERANK", "off")
     mem = memory_with(session("s", ["original text"]))
-    r = Retriever(mem, embedder=FakeEmbedder(), reranker=None)
-    assert r.recall("original", half_life=0).hits
-    mem.append_chunks(__import__("test_retrieval_support").chunk_rows(session("late", ["appended later marmalade"])))
-    assert [h.session_id for h in r.recall("marmalade", half_life=0).hits] == ["late"]
+    assert recall("original", half_life=0).hits
+    mem.chunks.append(chunk_rows(session("late", ["appended later marmalade"])))
+    before = indexes.manifest_stamp(indexes.index_dir(mem))
+    assert _retriever(mem).recall("marmalade", half_life=0).hits == []  # a read: nothing indexed
+    assert indexes.manifest_stamp(indexes.index_dir(mem)) == before
+    assert [h.session_id for h in recall("marmalade", half_life=0).hits] == ["late"]
+    assert indexes.refresh_if_stale(mem) is False  # now current: a stat, nothing written
+
+
+def test_stale_indexes_wait_for_a_busy_writer(funes_home, monkeypatch):
+    from funes.commands.recall import recall
+    from funes.memory import indexes
+
+    monkeypatch.setenv("FUNES_RERANK", "off")
+    mem = memory_with(session("s", ["original text"]))
+    mem.chunks.append(chunk_rows(session("late", ["appended later marmalade"])))
+    with mem.lock():  # an indexer is mid-run: recall answers from the indexes it has
+        assert indexes.refresh_if_stale(mem) is False
+        assert recall("marmalade", half_life=0).hits == []
+        assert [h.session_id for h in recall("original", half_life=0).hits] == ["s"]
+    assert indexes.refresh_if_stale(mem) is True
 
 
 def test_warm_retriever_sees_refreshes(funes_home):
     from funes.memory import indexes
-    from test_retrieval_support import chunk_rows
 
     mem = memory_with(session("s", ["first"]))
-    r = _retriever(mem, heal=False)
+    r = _retriever(mem)
     assert r.recall("quokka", half_life=0).hits == []
-    mem.append_chunks(chunk_rows(session("q", ["a quokka appears"])))
-    assert r.recall("quokka", half_life=0).hits == []  # not healed, not refreshed: invisible
+    mem.chunks.append(chunk_rows(session("q", ["a quokka appears"])))
+    assert r.recall("quokka", half_life=0).hits == []  # not refreshed: invisible
     indexes.refresh(mem)
     assert [h.session_id for h in r.recall("quokka", half_life=0).hits] == ["q"]
+
+
+def test_legs_are_a_parameter(funes_home):
+    vecs = unit_vectors(3, seed=5)
+    mem = memory_with(session("s", ["alpha words", "beta words", "gamma words"]), vectors=dict(enumerate(vecs)))
+    r = _retriever(mem, embedder=FakeEmbedder({"beta": vecs[2]}))
+    both = r.recall("beta", half_life=0, k=3)
+    assert both.hits[0].ranks.keys() <= {"vector", "bm25"} and len(both.hits) == 3
+    lexical = r.recall("beta", half_life=0, k=3, legs=("bm25",))
+    assert [h.turn_uuid for h in lexical.hits] == ["s-t1"] and set(lexical.hits[0].ranks) == {"bm25"}
+    vector = r.recall("beta", half_life=0, k=1, legs=("vector",))
+    assert [h.turn_uuid for h in vector.hits] == ["s-t2"] and set(vector.hits[0].ranks) == {"vector"}
 
 
 def test_vector_leg_is_exact_over_embedded_rows(funes_home):

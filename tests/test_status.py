@@ -9,7 +9,7 @@ import sys
 import numpy as np
 
 from conftest import subprocess_env
-from test_retrieval_support import add_vectors, chunk_rows, memory_with, session, unit_vectors
+from retrieval_support import add_vectors, chunk_rows, memory_with, session, unit_vectors
 
 
 def test_status_before_any_index_is_not_an_error(funes_home):
@@ -35,7 +35,7 @@ def test_status_counts_and_freshness(funes_home):
     text = render.status_text(st)
     assert "waiting for vectors: 3 chunks" in text and "search index: up to date (4 chunks, 1 vectors)" in text
     assert "embedder: " in text and "reranker: " in text
-    mem.append_chunks(chunk_rows(session("c", ["five"])))  # stored, not yet indexed
+    mem.chunks.append(chunk_rows(session("c", ["five"])))  # stored, not yet indexed
     add_vectors(mem, [1], unit_vectors(1, seed=2))
     st = status()
     assert st.chunks == 5 and st.sessions == 3  # counted from the table when the facets lag
@@ -61,7 +61,7 @@ def test_status_json_for_scripts(funes_home):
 def test_status_says_when_the_index_was_never_built(funes_home):
     from funes import render
     from funes.commands.status import status
-    from test_retrieval_support import memory_with
+    from retrieval_support import memory_with
 
     memory_with(session("a", ["one"]), refresh=False)
     st = status()

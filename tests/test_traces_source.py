@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES
+from funes import paths, vocab
 from funes.errors import UsageError
-from funes.traces import Unit, repo, source
+from funes.traces import Unit, claude, codex, hermes, pi, repo, source
 
 
 def install(home: Path) -> dict[str, Path]:
@@ -30,12 +31,20 @@ def install(home: Path) -> dict[str, Path]:
 @pytest.mark.parametrize(("name", "facet"), [("claude", "claude_code"), ("claude_code", "claude_code"),
                                              ("codex", "codex"), ("pi", "pi"), ("hermes", "hermes")])  # fmt: skip
 def test_parse_harness(name, facet):
-    assert source.parse_harness(name) == facet
+    assert vocab.parse_harness(name) == facet
+    assert vocab.parse_harness(f" {name.upper()} ") == facet
+    assert vocab.cli_name(facet) == ("claude" if facet == "claude_code" else facet)
 
 
 def test_unknown_harness_message():
     with pytest.raises(UsageError, match=r'unknown harness "cursor" \(expected claude, codex, pi, or hermes\)'):
-        source.parse_harness("cursor")
+        vocab.parse_harness("cursor")
+    assert vocab.parse_harness("  ") is None
+
+
+def test_every_parser_stores_a_vocabulary_facet():
+    assert {m.HARNESS for m in (claude, codex, pi, hermes)} == set(vocab.FACETS)
+    assert set(paths.home_roots()) == set(vocab.FACETS)
 
 
 def test_known_roots_in_sweep_order(funes_home):

@@ -7,7 +7,7 @@ pipeline (ingest/run.py); `memory/` appends the chunk rows to an append-only Lan
 (memory/chunks.lance, vectors in memory/vectors.lance so text is searchable before it is
 embedded) and keeps the faiss + bm25s indexes fresh incrementally; `retrieval/` fuses vector and
 BM25 legs, reranks, weighs recency and attaches neighbours; `commands/` decide what to do and
-return values; `render.py` turns values into text and `cli.py` prints it.
+return values (typed in results.py); `render/` turns values into text and `cli.py` prints it.
 
 Layers, top to bottom (a module imports only from layers below; `make check` enforces it):
 
@@ -17,13 +17,14 @@ Layers, top to bottom (a module imports only from layers below; `make check` enf
     retrieval
     ingest | memory
     traces | hub | models | scan
-    schema | paths | errors
+    schema : paths : errors : vocab : results   (bottom modules may import each other)
 
 Where a new function goes: turns a raw transcript into canonical rows -> traces/; transforms a
 batch and does no I/O -> ingest/; names the Hub, a token or a revision -> hub.py; names the Lance
 table or index files -> memory/; ranks or assembles results -> retrieval/; decides what to do ->
-commands/; turns a value into text -> render.py. Fits two -> the lower layer. Fits none -> a new
-stage or command, never a utils.py.
+commands/; a value a command returns -> results.py; turns a value into text -> render/; a word
+stored or accepted (harness, block type, tier) -> vocab.py. Fits two -> the lower layer. Fits
+none -> a new stage or command, never a utils.py.
 """
 
 __version__ = "0.1.0"

@@ -6,10 +6,10 @@ import argparse
 import os
 import sys
 
-from funes import __version__
+from funes import __version__, vocab
 from funes.errors import FunesError, UsageError
 
-HARNESSES = "claude|codex|pi|hermes"
+HARNESSES = "|".join(vocab.CLI_NAMES.values())
 
 
 def _progress_printer():
@@ -28,7 +28,7 @@ def _progress_printer():
 
 def cmd_index(args) -> int:
     from funes.commands import index
-    from funes.render_index import index_summary
+    from funes.render import index_summary
 
     opts = index.Options(
         path=args.path,
@@ -92,7 +92,7 @@ def cmd_status(args) -> int:
 
 def cmd_add(args) -> int:
     from funes.commands.add import add, plan_for
-    from funes.render_agents import LABELS, add_report
+    from funes.render.agents import LABELS, add_report
 
     plan = plan_for(args.agent, args.memory, args.url)  # bad names fail before any question
     if not args.yes:
@@ -111,7 +111,7 @@ def cmd_add(args) -> int:
 
 def cmd_remove(args) -> int:
     from funes.commands.remove import remove
-    from funes.render_agents import remove_report
+    from funes.render.agents import remove_report
 
     report = remove(args.agent)
     sys.stdout.write(remove_report(report))
@@ -204,7 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="share of its score the oldest hit keeps (default 0.98; 0 = the original's pure decay)",
     )
     rc.add_argument("--neighbors", type=int, default=1, metavar="W", help="attach chunks within W seqs (default 1)")
-    rc.add_argument("--type", choices=("text", "thinking", "tool_use", "tool_result"), help="only this block type")
+    rc.add_argument("--type", choices=vocab.BLOCK_TYPES, help="only this block type")
     rc.add_argument("--harness", metavar=HARNESSES, help="only this agent's sessions")
     rc.add_argument("--memory", metavar="local|PATH", help="which memory (default: local)")
     rc.add_argument("--json", action="store_true", help="one JSON document instead of the agent format")

@@ -34,9 +34,12 @@ def state_file(base: Path | None = None) -> Path:
     return (base or home()) / "state.json"
 
 
-def lock_file(base: Path | None = None) -> Path:
-    # the name is the original's, so an old binary and funes never write at once
-    return (base or home()) / "store.lock"
+def lock_file_for(memory: Path) -> Path:
+    """The writer lock of the memory folder `memory`: beside it, so $FUNES_HOME/store.lock for the default.
+
+    The name is the original's, so an old binary and funes never write at once.
+    """
+    return memory.parent / "store.lock"
 
 
 def schemas_dir() -> Path:

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from funes import agents
+from funes import agents, vocab
 from funes.agents.base import Plan, funes_argv, parse_memory
 from funes.agents.edit import MalformedConfig
 from funes.agents.install import Report, install
 from funes.errors import FunesError, UsageError
-
-FACETS = {"claude": "claude_code", "codex": "codex", "hermes": "hermes", "pi": "pi"}
 
 
 @dataclass
@@ -56,7 +54,7 @@ def _seed(agent: str, progress) -> tuple[object | None, str]:
     from funes.commands.status import status
 
     st = status()
-    if st.state == "ready" and st.by_harness.get(FACETS[agent]):
+    if st.state == "ready" and st.by_harness.get(vocab.HARNESSES[agent]):
         return None, ""
     try:
         report = index.index(index.Options(harness=agent), progress=progress or (lambda m, transient=False: None))

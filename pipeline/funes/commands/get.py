@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from funes.errors import UsageError
-from funes.retrieval.results import GetResult
+from funes.memory import Memory
+from funes.results import GetResult
 from funes.retrieval.retriever import cached
 
 
@@ -12,4 +13,4 @@ def get(session_id: str, turn_uuid: str, *, memory: str | None = None, window: i
         raise UsageError("get needs a session id and a turn id — copy them from a recall hit's `→ get` line")
     if window < 0:
         raise UsageError("--window must be 0 or more")
-    return cached(memory).get(session_id, turn_uuid, window)
+    return cached(Memory.resolve(memory).require()).get(session_id, turn_uuid, window)

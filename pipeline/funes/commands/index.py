@@ -5,12 +5,16 @@ from __future__ import annotations
 import os
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from funes import paths
+from funes import paths, vocab
 from funes.errors import SourceError, UsageError
 from funes.memory import Memory, State, ledger
+from funes.memory.tables import ChunkTable
+from funes.results import IndexReport, Tally
+from funes.traces import source
+from funes.traces.source import Source
 
 # a no-path run (day zero, hooks) stops storing/embedding after about this long
 BUDGET_S = float(os.environ.get("FUNES_INDEX_BUDGET", "60"))
@@ -18,35 +22,9 @@ BUDGET_S = float(os.environ.get("FUNES_INDEX_BUDGET", "60"))
 FLUSH_BLOCKS = int(os.environ.get("FUNES_FLUSH_BLOCKS", "20000"))
 FLUSH_S = 5.0
 EMBED_STEP = 1024  # vectors appended per commit: a kill loses at most one step
-TIER_PASSES = (("text",), ("tool_use",), ("tool_result",))
-ALL_TIERS = (("text", "tool_use", "tool_result"),)
+TIER_PASSES = tuple((tier,) for tier in vocab.TIERS)  # budgeted: all text first, then tool calls, then output
+ALL_TIERS = (vocab.TIERS,)
 _EMBED_PRIORITY = {"text": 0, "thinking": 0, "tool_use": 1, "tool_result": 2}
-
-
-@dataclass
-class Tally:
-    sessions: set = field(default_factory=set)
-    turns: int = 0
-    chunks: int = 0
-
-
-@dataclass
-class IndexReport:
-    sources: list[str] = field(default_factory=list)
-    tallies: dict[str, Tally] = field(default_factory=dict)
-    skipped: Counter = field(default_factory=Counter)  # reason -> lines/records skipped
-    failed: list[tuple[str, str]] = field(default_factory=list)  # unit key, reason
-    redacted: Counter = field(default_factory=Counter)
-    units_total: int = 0
-    units_current: int = 0
-    chunks_added: int = 0
-    vectors_added: int = 0
-    vectors_pending: int = 0
-    budget_stopped: bool = False
-    searchable_at: float | None = None  # seconds until the new text was in the lexical index
-    tier_done: dict[str, float] = field(default_factory=dict)  # tier -> seconds until it was searchable
-    sample: bool = False
-    elapsed: float = 0.0
 
 
 @dataclass
@@ -61,32 +39,25 @@ class Options:
     no_embed: bool = False  # store text only (benchmarks of time-to-searchable)
 
 
-def pick_sources(opts: Options) -> tuple[list, bool]:
-    """Upstream-spec 3.1 dispatch; returns (sources, whether this is a budgeted run)."""
-    from funes.traces import source
+def pick_sources(opts: Options) -> tuple[list[Source], bool]:
+    """Upstream-spec 3.1 dispatch; returns (sources, whether this is a budgeted run).
 
-    harness = source.parse_harness(opts.harness) if opts.harness else None
+    Discovery is `traces.source`'s; this keeps only the decisions: an automated run must name a
+    target, and `--auto` on a machine with no agent sessions (no folders, or only empty ones, as
+    a fresh install leaves them) indexes the bundled samples instead.
+    """
     if opts.path:
-        p = Path(opts.path).expanduser()
-        if not p.exists():
-            raise UsageError(f"no such path: {opts.path}")
-        return source.resolve(p, harness), False
-    roots = source.known_roots()
-    if harness:
-        roots = [(h, r) for h, r in roots if h == harness]
-        if not roots:
-            raise UsageError(f"no {opts.harness} session dir found on this machine")
-    elif not (opts.interactive or opts.auto):
+        return source.resolve(Path(opts.path), opts.harness), False
+    harness = vocab.parse_harness(opts.harness)
+    if not (harness or opts.interactive or opts.auto):
         raise UsageError("an automated run must name a target: a PATH, --harness H, or --auto")
-    if not roots:
-        if opts.auto:
+    if opts.auto and not harness:
+        found = source.resolve(None) if source.known_roots() else []
+        if not source.holds_units(found):
             samples = paths.samples_dir()
             return [s for h in ("claude", "codex") for s in source.resolve(samples / h, h)], True
-        raise UsageError(
-            "no agent sessions found under ~/.claude/projects, ~/.codex/sessions, ~/.pi/agent/sessions or ~/.hermes",
-            "pass a PATH, or `--auto` to index the bundled sample sessions",
-        )
-    return [s for h, r in roots for s in source.resolve(r, h)], True
+        return found, True
+    return source.resolve(None, harness), True
 
 
 def index(opts: Options, progress=lambda msg, transient=False: None) -> IndexReport:
@@ -101,8 +72,8 @@ def index_sources(
     report = IndexReport(sources=[s.describe() for s in sources])
     report.sample = bool(sources) and all(paths.samples_dir() in Path(s.root).parents for s in sources)
     started = time.monotonic()
-    with ledger.writer_lock(paths.lock_file()):
-        mem = Memory.resolve(None)
+    mem = Memory.resolve(None)
+    with mem.lock():
         st, _msg = mem.state()
         if st in (State.INCOMPATIBLE, State.UNREADABLE):
             mem.require()
@@ -132,15 +103,13 @@ def _refresh(mem: Memory, progress) -> None:
 
 
 class _Run:
-    """One index run's mutable state: the ledger, ids already stored, the budget clock."""
+    """One index run's mutable state: the ledger, the tallies, the budget clock."""
 
     def __init__(self, opts: Options, mem: Memory, report: IndexReport, progress, started: float, budgeted: bool):
         self.opts, self.mem, self.report, self.progress = opts, mem, report, progress
         self.started, self.budgeted = started, budgeted
-        self.state = ledger.load_state(paths.state_file()) if mem.chunk_count() else {}
+        self.state = ledger.load_state(paths.state_file()) if mem.chunks.count() else {}
         self.seen: set[str] = set()  # units counted in the tallies this run
-        self.known: set[str] | None = None  # every stored id, loaded once for big batches
-        self.added: set[str] = set()
 
     def over_budget(self) -> bool:
         if self.budgeted and time.monotonic() - self.started > BUDGET_S:
@@ -204,15 +173,6 @@ class _Run:
         table = table.append_column("repo", pa.array([repo] * table.num_rows, pa.string()))
         return stages.select(table, set(tiers), include_thinking=not self.opts.no_thinking)
 
-    def _known_ids(self, sessions: list[str]) -> set[str]:
-        if not sessions:
-            return self.added
-        if self.known is None and len(sessions) <= 64:
-            return set(self.mem.stored_ids(sessions).to_pylist()) | self.added
-        if self.known is None:
-            self.known = set(self.mem.stored_ids().to_pylist())
-        return self.known | self.added if len(self.added) < 1000 else self.known.union(self.added)
-
     def _flush(self, batch) -> None:
         if not batch:
             return
@@ -224,18 +184,8 @@ class _Run:
         blocks = pa.concat_tables([b for _, _, b in batch]).combine_chunks()
         chunks, removed = run.chunk_blocks(blocks, redact_texts)
         self.report.redacted.update(removed)
-        sessions = chunks["session_id"].unique().to_pylist()
-        known = self._known_ids(sessions)
-        ids = chunks["id"].to_pylist()
-        keep, fresh = [], set()
-        for i, cid in enumerate(ids):
-            if cid not in known and cid not in fresh:
-                keep.append(i)
-                fresh.add(cid)
-        new = chunks.take(pa.array(keep, pa.int64()))
+        new = self.mem.chunks.append_new(chunks)
         if new.num_rows:
-            self.mem.append_chunks(new)
-            self.added.update(fresh)
             self.report.chunks_added += new.num_rows
             for h, n in Counter(new["harness"].to_pylist()).items():
                 self.report.tallies.setdefault(h, Tally()).chunks += n
@@ -256,12 +206,11 @@ class _Run:
         from funes.ingest import run
 
         embedder = models.load_embedder()
-        ds = self.mem.chunks()
-        order = _embed_order(ds, pending)
+        order = _embed_order(self.mem.chunks, pending)
         t0 = time.monotonic()
         for lo in range(0, len(order), EMBED_STEP):
             rows = order[lo : lo + EMBED_STEP]
-            table = ds.take(rows.tolist(), columns=["id", "text"])
+            table = self.mem.chunks.take(rows, ["id", "text"])
             vectors = run.embed_rows(table, embedder)
             self.mem.append_vectors(rows, table["id"].to_pylist(), vectors, embedder.model_id)
             self.report.vectors_added += len(rows)
@@ -271,11 +220,11 @@ class _Run:
                 return
 
 
-def _embed_order(ds, pending):
+def _embed_order(chunks: ChunkTable, pending):
     """Text before tool calls before tool output; newest first within a tier."""
     import numpy as np
 
-    meta = ds.take(pending.tolist(), columns=["block_type", "ts"])
+    meta = chunks.take(pending, ["block_type", "ts"])
     prio = np.array([_EMBED_PRIORITY.get(b, 0) for b in meta["block_type"].to_pylist()])
     ts = np.array(meta["ts"].to_pylist(), dtype=object)
     order = sorted(range(len(pending)), key=lambda i: (prio[i], not ts[i], _neg(ts[i])))

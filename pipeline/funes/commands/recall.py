@@ -1,11 +1,13 @@
-"""`funes recall`: validate the request, open (or reuse) the memory's Retriever, return the hits."""
+"""`funes recall`: validate the request, repair stale indexes if nobody else is writing, return the hits."""
 
 from __future__ import annotations
 
+from funes import vocab
 from funes.errors import UsageError
+from funes.memory import Memory, indexes
+from funes.results import RecallResult
 from funes.retrieval import rerank
-from funes.retrieval.results import RecallResult
-from funes.retrieval.retriever import cached, normalize_harness
+from funes.retrieval.retriever import RecallRequest, cached
 
 
 def recall(
@@ -20,19 +22,36 @@ def recall(
     block_type: str | None = None,
     harness: str | None = None,
 ) -> RecallResult:
+    req = request(query, k, candidates, half_life, recency_floor, neighbors, block_type, harness)
+    mem = Memory.resolve(memory).require()
+    # the one write a read may make: index rows a crashed or older indexer stored but never indexed
+    indexes.refresh_if_stale(mem)
+    return cached(mem).run(req)
+
+
+def request(
+    query: str,
+    k: int,
+    candidates: int,
+    half_life: float,
+    recency_floor: float,
+    neighbors: int,
+    block_type: str | None,
+    harness: str | None,
+) -> RecallRequest:
+    """The validated request; every refusal of a bad recall argument is worded here."""
     query = " ".join((query or "").split())
     if not query:
         raise UsageError('empty query — say what to recall, e.g. funes recall "why did we switch parsers"')
     if k < 1 or candidates < 1 or neighbors < 0:
         raise UsageError("-k and --candidates must be at least 1, --neighbors at least 0")
-    harness = normalize_harness(harness)
-    return cached(memory).recall(
+    return RecallRequest(
         query,
         k=k,
         candidates=candidates,
         half_life=half_life,
         recency_floor=recency_floor,
         neighbors=neighbors,
-        block_type=block_type,
-        harness=harness,
+        block_type=vocab.parse_block_type(block_type),
+        harness=vocab.parse_harness(harness),
     )

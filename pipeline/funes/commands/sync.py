@@ -8,17 +8,18 @@ of an agent bound to a Hub memory is followed by `funes publish <repo> --yes` af
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import subprocess
 import time
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from pathlib import Path
 
-from funes import paths
+from funes import paths, vocab
 from funes.commands.hook import log, sync_lock_path
 from funes.errors import LockBusy
+from funes.memory.atomic import read_json, write_json
+from funes.memory.lock import try_writer_lock
 
 DEBOUNCE_S = float(os.environ.get("FUNES_SYNC_DEBOUNCE", "1.5"))
 LOCK_WAIT_S = float(os.environ.get("FUNES_SYNC_LOCK_WAIT", "120"))
@@ -29,10 +30,7 @@ HARNESS = {"claude": "claude", "codex": "codex", "hermes": "hermes", "pi": "pi"}
 
 def last_run() -> dict | None:
     """What the last worker run did (for `funes status`), or None before any hook ran."""
-    try:
-        doc = json.loads((paths.run_dir() / "last-sync.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    doc = read_json(paths.run_dir() / "last-sync.json")
     return doc if isinstance(doc, dict) else None
 
 
@@ -41,7 +39,7 @@ def run() -> int:
     with suppress(OSError):
         os.nice(10)  # the agent and the user's editor come first
     while True:
-        with _single_flight() as mine:
+        with try_writer_lock(sync_lock_path()) as mine:
             if not mine:
                 return 0
             time.sleep(DEBOUNCE_S)
@@ -50,22 +48,6 @@ def run() -> int:
                     return 0  # deferred: the files stay queued for the next hook's worker
         if not _queued():
             return 0
-
-
-@contextmanager
-def _single_flight():
-    path = sync_lock_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False
-            return
-        yield True
-    finally:
-        os.close(fd)
 
 
 def _queued() -> bool:
@@ -120,9 +102,7 @@ def _finish(record: dict, started: float) -> None:
     log(
         f"sync: {record['events']} events from {record['sessions']} sessions -> {record['result']}{extra} ({record['seconds']}s)"
     )
-    from funes.agents.edit import write_atomic
-
-    write_atomic(paths.run_dir() / "last-sync.json", json.dumps(record) + "\n")
+    write_json(paths.run_dir() / "last-sync.json", record)
 
 
 def _turns(report) -> int:
@@ -171,7 +151,7 @@ def _sweep(harness: str) -> list:
         if (home / "state.db").is_file() or (home / "sessions").is_dir():
             return source.resolve(home, "hermes")
         return []
-    facet = source.parse_harness(harness)
+    facet = vocab.parse_harness(harness)
     return [s for f, root in source.known_roots() if f == facet for s in source.resolve(root, harness)]
 
 

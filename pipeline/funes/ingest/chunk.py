@@ -12,15 +12,9 @@ HALF = 600
 # Rust's str::trim strips White_Space; Python's strip() also strips U+001C..U+001F.
 _WS = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 
-TIERS = ("text", "tool_use", "tool_result")
-
 
 def trim(s: str) -> str:
     return s.strip(_WS)
-
-
-def tier_of(block_type: str) -> str:
-    return block_type if block_type in ("tool_use", "tool_result") else "text"
 
 
 def chunk_id(session_id: str, turn_uuid: str, block_idx: int, split_idx: int) -> str:

@@ -5,20 +5,20 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from funes import schema
+from funes import schema, vocab
 from funes.ingest import chunk
-
-TOOL_TIERS = {"tool_use": "tool_use", "tool_result": "tool_result"}
 
 
 def select(blocks: pa.Table, tiers: set[str], include_thinking: bool) -> pa.Table:
     """Keep the blocks of the given tiers (thinking optional); block_idx keeps its original number."""
     kind = blocks["block_type"]
-    tier = pc.if_else(pc.is_in(kind, pa.array(["tool_use", "tool_result"])), kind, pa.scalar("text"))
-    mask = pc.is_in(tier, pa.array(sorted(tiers)))
-    if not include_thinking:
-        mask = pc.and_(mask, pc.not_equal(kind, "thinking"))
-    return blocks.filter(mask)
+    # the tier rule is vocab's; it is applied to the few distinct block types, not per row
+    keep = [
+        b
+        for b in pc.unique(kind).drop_null().to_pylist()
+        if vocab.tier_of(b) in tiers and (include_thinking or b != "thinking")
+    ]
+    return blocks.filter(pc.is_in(kind, pa.array(keep, pa.string())))
 
 
 def clean(batch: pa.Table, redact) -> pa.Table:

@@ -1,18 +1,24 @@
-"""What a memory is and what state it is in: location, label, model stamp, tables, refusals."""
+"""What a memory is and what state it is in: location, label, model stamp, refusals; its tables by name.
+
+`Memory` is the domain object (resolve a spec, label it, ask its state, refuse with its own
+sentence, stamp the embedding model). Table mechanics live in `tables.py` (`memory.chunks`,
+`memory.vectors`), the writer lock in `lock.py`, crash-safe state files in `atomic.py`.
+"""
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
 
 from funes import models, paths, schema
 from funes.errors import MemoryIncompatible, MemoryMissing, MemoryUnreadable
-from funes.memory import lance as lt
+from funes.memory import lock, tables
+from funes.memory.atomic import read_json, write_json
+from funes.memory.tables import ChunkTable, VectorTable
 
 MANIFEST = "manifest.json"
 
@@ -27,8 +33,12 @@ class State(Enum):
 
 @dataclass
 class Memory:
+    """One memory: where it is, how it is labelled in `→ get` lines, its state, its tables."""
+
     path: Path  # the memory folder (holds chunks.lance, vectors.lance, index/)
     default: bool = True  # the default local memory under FUNES_HOME
+    _chunks: ChunkTable | None = field(default=None, init=False, repr=False, compare=False)
+    _vectors: VectorTable | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def resolve(cls, spec: str | None = None) -> Memory:
@@ -46,13 +56,34 @@ class Memory:
     def label(self) -> str:
         return "local" if self.default else str(self.path)
 
+    @property
+    def chunks(self) -> ChunkTable:
+        """chunks.lance (text and coordinates of every chunk)."""
+        if self._chunks is None:
+            self._chunks = ChunkTable(paths.chunks_table(self.path))
+        return self._chunks
+
+    @property
+    def vectors(self) -> VectorTable:
+        """vectors.lance (the embedded chunks' vectors, backfilled after the text)."""
+        if self._vectors is None:
+            self._vectors = VectorTable(paths.vectors_table(self.path))
+        return self._vectors
+
+    def pending_rows(self) -> np.ndarray:
+        """Chunk rows that have no vector yet."""
+        return tables.pending_rows(self.chunks, self.vectors)
+
+    def lock(self) -> AbstractContextManager[None]:
+        """The writer lock of this memory's location (raises LockBusy when another writer holds it)."""
+        return lock.writer_lock(paths.lock_file_for(self.path))
+
     # ---- state -------------------------------------------------------------------------------
 
     def manifest(self) -> dict:
-        try:
-            return json.loads((self.path / MANIFEST).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
+        """The model stamp (memory/manifest.json): embedding model, dimension, schema versions."""
+        found = read_json(self.path / MANIFEST)
+        return found if isinstance(found, dict) else {}
 
     def state(self) -> tuple[State, str]:
         """Ask, never parse an exception: the state plus the sentence a refusal should print."""
@@ -69,10 +100,11 @@ class Memory:
                 f"or move {self.path} aside and run `funes index` to rebuild it from your transcripts"
             )
         try:
-            ds = lt.open_table(table)
-        except Exception as e:
+            self.chunks.reload()  # the state is asked now, not as of an earlier open
+            rows = self.chunks.count()
+        except Exception as e:  # any Lance failure to open is the same answer: unreadable
             return State.UNREADABLE, f"memory at {self.path} cannot be read ({type(e).__name__}: {e})"
-        if ds is None or ds.count_rows() == 0:
+        if rows == 0:
             return State.EMPTY, f"memory at {self.path} holds no chunks yet — run `funes index`"
         return State.READY, ""
 
@@ -84,45 +116,12 @@ class Memory:
         cls = {State.INCOMPATIBLE: MemoryIncompatible, State.UNREADABLE: MemoryUnreadable}.get(st, MemoryMissing)
         raise cls(msg)
 
-    # ---- tables ------------------------------------------------------------------------------
-
-    def chunks(self):
-        return lt.open_table(paths.chunks_table(self.path))
-
-    def vectors(self):
-        return lt.open_table(paths.vectors_table(self.path))
-
-    def chunk_count(self) -> int:
-        ds = self.chunks()
-        return ds.count_rows() if ds is not None else 0
-
-    def vector_count(self) -> int:
-        ds = self.vectors()
-        return ds.count_rows() if ds is not None else 0
-
-    def pending_rows(self) -> np.ndarray:
-        """Chunk rows that have no vector yet (cheap: counts first, one int column otherwise)."""
-        n = self.chunk_count()
-        vec = self.vectors()
-        if vec is None:
-            return np.arange(n, dtype=np.int64)
-        if vec.count_rows() >= n:
-            return np.empty(0, dtype=np.int64)
-        done = np.zeros(n, dtype=bool)
-        rows = lt.column(vec, "row").to_numpy()
-        done[rows[rows < n]] = True
-        return np.flatnonzero(~done).astype(np.int64)
-
-    def stored_ids(self, session_ids: list[str] | None = None) -> pa.Array:
-        ds = self.chunks()
-        if ds is None:
-            return pa.array([], pa.string())
-        flt = None
-        if session_ids is not None and len(session_ids) <= 64:
-            flt = "session_id IN (" + ", ".join(lt.quote(s) for s in session_ids) + ")"
-        return lt.column(ds, "id", flt).combine_chunks()
-
     # ---- writes (callers hold the writer lock) ---------------------------------------------
+
+    def append_vectors(self, rows: np.ndarray, ids: list[str], vectors: np.ndarray, model_id: str) -> None:
+        """Store vectors, stamping the memory with the embedding model on the first ones."""
+        self._stamp(int(vectors.shape[1]))
+        self.vectors.append(rows, ids, vectors, model_id)
 
     def _stamp(self, dim: int) -> None:
         m = self.manifest()
@@ -135,29 +134,4 @@ class Memory:
                 "schemas": {n: schema.version(n) for n in ("chunks", "vectors")},
             }
         )
-        self.path.mkdir(parents=True, exist_ok=True)
-        tmp = self.path / (MANIFEST + ".tmp")
-        tmp.write_text(json.dumps(m, indent=1), encoding="utf-8")
-        tmp.replace(self.path / MANIFEST)
-
-    def append_chunks(self, table: pa.Table) -> int:
-        """Append chunk rows; returns the row position of the first appended row."""
-        self.path.mkdir(parents=True, exist_ok=True)
-        start = self.chunk_count()
-        lt.append(paths.chunks_table(self.path), table.cast(schema.arrow_schema("chunks")))
-        return start
-
-    def append_vectors(self, rows: np.ndarray, ids: list[str], vectors: np.ndarray, model_id: str) -> None:
-        dim = int(vectors.shape[1])
-        self._stamp(dim)
-        meta = {"embedding_model": model_id, "dim": str(dim)}
-        flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1))
-        table = pa.table(
-            {
-                "id": pa.array(ids, pa.string()),
-                "row": pa.array(rows, pa.int64()),
-                "vector": pa.FixedSizeListArray.from_arrays(flat, dim),
-            },
-            schema=schema.arrow_schema("vectors", dim=dim, metadata=meta),
-        )
-        lt.append(paths.vectors_table(self.path), table)
+        write_json(self.path / MANIFEST, m)

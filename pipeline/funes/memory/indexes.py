@@ -24,7 +24,6 @@ a probe no longer matches (scrub, a deleted and rebuilt memory), that side is re
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -33,7 +32,8 @@ from pathlib import Path
 import numpy as np
 
 from funes import paths
-from funes.memory import bm25, facets, vecindex
+from funes.memory import bm25, facets, lock, vecindex
+from funes.memory.atomic import read_json, write_json
 from funes.memory.tokenize import tokenize_many
 
 FORMAT = 1
@@ -51,10 +51,7 @@ def index_dir(memory) -> Path:
 
 
 def read_manifest(folder: Path) -> dict | None:
-    try:
-        man = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    man = read_json(folder / MANIFEST)
     return man if isinstance(man, dict) and man.get("format") == FORMAT else None
 
 
@@ -71,21 +68,15 @@ def _empty_manifest(generation: int, counter: int) -> dict:
     }
 
 
-def _write_manifest(folder: Path, man: dict) -> None:
-    tmp = folder / (MANIFEST + ".tmp")
-    tmp.write_text(json.dumps(man, indent=1), encoding="utf-8")
-    os.replace(tmp, folder / MANIFEST)
-
-
 def freshness(memory) -> dict:
     """Rows the indexes cover vs rows stored (cheap: the manifest and two row counts)."""
     found = read_manifest(index_dir(memory))
     man = found or _empty_manifest(0, 0)
     return {
         "built": found is not None,
-        "chunks": memory.chunk_count(),
+        "chunks": memory.chunks.count(),
         "indexed": int(man["chunks"]["rows"]),
-        "vectors": memory.vector_count(),
+        "vectors": memory.vectors.count(),
         "vectors_indexed": int(man["vectors"]["rows"]),
         "bm25_segments": len(man["bm25"]),
         "faiss_segments": len(man["faiss"]),
@@ -106,14 +97,16 @@ def refresh(memory, progress=None) -> dict:
     started = time.monotonic()
     say = progress or (lambda msg, transient=False: None)
     folder = index_dir(memory)
-    chunks = memory.chunks()
+    memory.chunks.reload()  # index what is committed now, whoever committed it
+    memory.vectors.reload()
+    chunks = memory.chunks.dataset()
     old = read_manifest(folder)
     stats = {"added_rows": 0, "added_vectors": 0, "rebuilt": [], "merged": 0}
     if chunks is None:
         if folder.exists():
             shutil.rmtree(folder, ignore_errors=True)
         return {**stats, "rows": 0, "vector_rows": 0, "seconds": time.monotonic() - started}
-    vectors = memory.vectors()
+    vectors = memory.vectors.dataset()
     n = chunks.count_rows()
     m = vectors.count_rows() if vectors is not None else 0
     stamp = memory.manifest()
@@ -141,7 +134,7 @@ def refresh(memory, progress=None) -> dict:
     if vectors is not None:
         man["vectors"].update(version=vectors.version, probes=_probes(vectors, man["vectors"]["rows"]))
     man["refreshed_at"] = time.time()
-    _write_manifest(folder, man)
+    write_json(folder / MANIFEST, man)
     _sweep(folder, man)
     return {**stats, **_summary(man), "seconds": time.monotonic() - started}
 
@@ -289,6 +282,53 @@ def _sweep(folder: Path, man: dict) -> None:
             shutil.rmtree(entry, ignore_errors=True)
         else:
             entry.unlink(missing_ok=True)
+
+
+def refresh_if_stale(memory, progress=None) -> bool:
+    """Index rows stored but not indexed (a crashed or older indexer left them), unless a writer is busy.
+
+    A recall calls this before reading: it is the one read path that writes, so it is a visible
+    decision of the command, not a side effect of the retriever. Cheap when nothing changed since
+    the last call in this process (three stats); otherwise two row counts against the manifest.
+    Returns whether it refreshed.
+    """
+    key = str(memory.path)
+    stamp = _stamps(memory)
+    if _CHECKED.get(key) == stamp:
+        return False
+    if not _stale(memory):
+        _CHECKED[key] = stamp
+        return False
+    with lock.try_writer_lock(paths.lock_file_for(memory.path)) as held:
+        if not held:  # the writer that holds it refreshes when it is done
+            return False
+        refresh(memory, progress)
+    _CHECKED[key] = _stamps(memory)
+    return True
+
+
+# a warm server asks before every recall: remember what was checked, per memory, in this process
+_CHECKED: dict[str, tuple] = {}
+
+
+def _stamps(memory) -> tuple:
+    return (
+        table_stamp(paths.chunks_table(memory.path)),
+        table_stamp(paths.vectors_table(memory.path)),
+        manifest_stamp(index_dir(memory)),
+    )
+
+
+def _stale(memory) -> bool:
+    memory.chunks.reload()
+    memory.vectors.reload()
+    rows = memory.chunks.count()
+    if not rows:
+        return False
+    man = read_manifest(index_dir(memory))
+    if man is None:
+        return True
+    return int(man["chunks"]["rows"]) < rows or int(man["vectors"]["rows"]) < memory.vectors.count()
 
 
 # ---- reading -------------------------------------------------------------------------------

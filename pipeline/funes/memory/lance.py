@@ -39,10 +39,6 @@ def column(ds, name: str, filter: str | None = None) -> pa.ChunkedArray:
     return ds.to_table(columns=[name], filter=filter)[name]
 
 
-def take(ds, rows, columns: list[str]) -> pa.Table:
-    return ds.take(list(map(int, rows)), columns=columns)
-
-
 def quote(value: str) -> str:
     """A SQL string literal for Lance filters."""
     return "'" + value.replace("'", "''") + "'"

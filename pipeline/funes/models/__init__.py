@@ -12,17 +12,23 @@ FUNES_RERANK_MODEL, FUNES_RERANK_BACKEND, FUNES_RERANK_MAX_LENGTH, FUNES_THREADS
 
 from __future__ import annotations
 
+from funes.models import embedder, reranker, weights
 from funes.models.embedder import Embedder, load_embedder
-from funes.models.locate import DEFAULT_EMBED_MODEL, DEFAULT_RERANK_MODEL, embedder_id, reranker_id
+from funes.models.locate import DEFAULT_EMBED_MODEL, DEFAULT_RERANK_MODEL, dim_hint, embedder_id, reranker_id
 from funes.models.reranker import Reranker, load_reranker, reranker_status
-from funes.models.weights import verify as verify_weights
 
 
 def embedder_dim_hint() -> int | None:
     """The configured embedder's width from its config files, without loading it (None if unknown)."""
-    from funes.models.locate import dim_hint
-
     return dim_hint(embedder_id())
+
+
+def clear_cache() -> None:
+    """Forget the models and weight hashes this process loaded (the next load reads the environment again)."""
+    embedder._LOADED.clear()
+    reranker._LOADED.clear()
+    reranker._BROKEN.clear()
+    weights._SEEN.clear()
 
 
 __all__ = [
@@ -30,11 +36,11 @@ __all__ = [
     "DEFAULT_RERANK_MODEL",
     "Embedder",
     "Reranker",
+    "clear_cache",
     "embedder_dim_hint",
     "embedder_id",
     "load_embedder",
     "load_reranker",
     "reranker_id",
     "reranker_status",
-    "verify_weights",
 ]

@@ -7,14 +7,14 @@ from itertools import groupby
 import numpy as np
 
 from funes.ingest.chunk import reconstruct
-from funes.memory import lance as lt
-from funes.retrieval.results import Block, Hit, Neighbor, Turn
+from funes.memory.tables import ChunkTable
+from funes.results import Block, Hit, Neighbor, Turn
 
 NEIGHBOR_COLUMNS = ["turn_uuid", "seq", "role", "block_type", "text", "block_idx", "split_idx"]
 TURN_COLUMNS = ["turn_uuid", "seq", "ts", "role", "text", "block_type", "tool_name", "block_idx", "split_idx"]
 
 
-def attach_neighbors(ds, fac, hits: list[Hit], window: int) -> None:
+def attach_neighbors(chunks: ChunkTable, fac, hits: list[Hit], window: int) -> None:
     """Give each hit the chunks of OTHER turns of its session within `window` seqs, in (seq, block, split) order."""
     if window <= 0 or not hits:
         return
@@ -27,7 +27,7 @@ def attach_neighbors(ds, fac, hits: list[Hit], window: int) -> None:
     need = np.unique(np.concatenate(picks)) if picks else np.empty(0, np.int64)
     if not len(need):
         return
-    table = lt.take(ds, need, NEIGHBOR_COLUMNS).to_pylist()
+    table = chunks.take(need, NEIGHBOR_COLUMNS).to_pylist()
     by_row = dict(zip(need.tolist(), table))
     for hit, pick in zip(hits, picks):
         recs = [(r, by_row[r]) for r in pick.tolist() if by_row[r]["turn_uuid"] != hit.turn_uuid]
@@ -35,15 +35,15 @@ def attach_neighbors(ds, fac, hits: list[Hit], window: int) -> None:
         hit.neighbors = [Neighbor(r["role"], r["block_type"], int(r["seq"]), r["text"]) for _, r in recs]
 
 
-def session_rows(ds, fac, covered: int, session_id: str):
+def session_rows(chunks: ChunkTable, fac, covered: int, session_id: str):
     """Every stored row of one session (facets when they cover the table, else a filtered scan)."""
-    if fac is not None and covered == ds.count_rows():
+    if fac is not None and covered == chunks.count():
         code = fac.session_code(session_id)
         rows = np.flatnonzero(np.asarray(fac.session) == code) if code is not None else np.empty(0, np.int64)
         if not len(rows):
-            return ds.schema.empty_table().select(TURN_COLUMNS)
-        return lt.take(ds, rows, TURN_COLUMNS)
-    return ds.to_table(columns=TURN_COLUMNS, filter=f"session_id = {lt.quote(session_id)}")
+            return chunks.empty(TURN_COLUMNS)
+        return chunks.take(rows, TURN_COLUMNS)
+    return chunks.session_rows(session_id, TURN_COLUMNS)
 
 
 def turn_window(table, turn_uuid: str, window: int) -> list[Turn] | None:

@@ -1,4 +1,4 @@
-"""Retriever: one warm object (models + memory-mapped indexes) that answers many recalls and gets.
+"""Retriever: one warm object (memory-mapped indexes of one memory) that answers many recalls and gets.
 
 The recall pipeline (upstream-spec 5.2, with the changes of ARCHITECTURE.md 7):
 query -> [embed -> faiss] ∥ [tokenise -> BM25] -> RRF (k=60) -> fetch the pool's rows ->
@@ -6,83 +6,72 @@ cross-encoder (or fused order) x recency -> top k -> neighbours. The vector leg 
 that have vectors and is skipped outright when none do (the embedder is then never loaded), so a
 memory answers lexically seconds after its first index, and hybrid as vectors backfill.
 
-Models are cached per process (every Retriever shares them); indexes are reloaded when the index
-manifest changes on disk, so a long-lived server sees each refresh the indexer makes.
+It only reads: repairing indexes a crashed indexer left stale is the recall command's decision
+(`memory.indexes.refresh_if_stale`), and the request is validated there too. Models come from
+`funes.models`, which caches them per process; indexes are reloaded when the index manifest
+changes on disk, so a long-lived server sees each refresh.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
-from funes import paths
-from funes.errors import FunesError, MemoryIncompatible, UsageError
-from funes.memory import Memory, indexes, ledger
-from funes.memory import lance as lt
+from funes import models, paths
+from funes.errors import FunesError, MemoryIncompatible
+from funes.memory import Memory, indexes
 from funes.memory.tokenize import query_terms
+from funes.results import GetResult, Hit, RecallResult
 from funes.retrieval import context, hybrid, rerank
-from funes.retrieval.results import GetResult, Hit, RecallResult
 
 AUTO = "auto"
+LEGS = ("vector", "bm25")  # the two legs fused by RRF; a benchmark may run one alone
 HIT_COLUMNS = ["id", "text", "session_id", "workdir", "turn_uuid", "ts", "block_type", "seq", "harness", "role"]
-HARNESSES = {"claude": "claude_code", "claude_code": "claude_code", "codex": "codex", "pi": "pi", "hermes": "hermes"}
-BLOCK_TYPES = ("text", "thinking", "tool_use", "tool_result")
-_MODELS: dict[str, object] = {}
 _RETRIEVERS: dict[str, Retriever] = {}
 
 
-def normalize_harness(value: str | None) -> str | None:
-    if value is None or not value.strip():
-        return None
-    h = HARNESSES.get(value.strip().lower())
-    if h is None:
-        raise UsageError(f'unknown harness "{value}" (expected claude, codex, pi, or hermes)')
-    return h
-
-
-def shared_embedder():
-    if "embedder" not in _MODELS:
-        from funes import models
-
-        _MODELS["embedder"] = models.load_embedder()
-    return _MODELS["embedder"]
-
-
-def shared_reranker():
-    if "reranker" not in _MODELS:
-        from funes import models
-
-        _MODELS["reranker"] = models.load_reranker()
-    return _MODELS["reranker"]
-
-
-def cached(spec: str | None = None) -> Retriever:
-    """This process's Retriever for a memory spec (the memory's state is checked on every call)."""
-    memory = Memory.resolve(spec).require()
+def cached(memory: Memory) -> Retriever:
+    """This process's Retriever for a memory (one per location, so its indexes stay warm)."""
     key = f"{memory.path}|{memory.default}"
     if key not in _RETRIEVERS:
         _RETRIEVERS[key] = Retriever(memory)
     return _RETRIEVERS[key]
 
 
-class Retriever:
-    """Holds one memory's indexes and the process's models; `recall` and `get` are read-only.
+@dataclass(frozen=True)
+class RecallRequest:
+    """One validated recall: what to look for, how many, and how to weigh age."""
 
+    query: str
+    k: int = 8
+    candidates: int = 30
+    half_life: float = rerank.HALF_LIFE_DAYS
+    recency_floor: float = rerank.RECENCY_FLOOR
+    neighbors: int = 1
+    block_type: str | None = None  # a vocab.BLOCK_TYPES value
+    harness: str | None = None  # a stored facet (vocab.parse_harness)
+    now: float | None = None  # epoch seconds recency is measured from (None = now)
+    legs: tuple[str, ...] = LEGS
+
+    @property
+    def pool(self) -> int:
+        return max(self.candidates, self.k)
+
+
+class Retriever:
+    """Holds one memory's indexes; `recall` and `get` are read-only.
+
+    `embedder` / `reranker` default to the configured models (None = no reranker: fused order).
     Not thread-safe: a server serialises calls (as the original's MCP server does).
     """
 
-    def __init__(self, memory: Memory, *, embedder=AUTO, reranker=AUTO, heal: bool = True):
+    def __init__(self, memory: Memory, *, embedder=AUTO, reranker=AUTO):
         self.memory = memory
-        self._embedder, self._reranker, self.heal = embedder, reranker, heal
+        self._embedder, self._reranker = embedder, reranker
         self._ix: indexes.Indexes | None = None
-        self._ds = None
-        self._seen: tuple | None = None  # table + manifest stamps at the last staleness check
-
-    @classmethod
-    def open(cls, spec: str | None = None, **kw) -> Retriever:
-        """The Retriever of a memory spec (`local`, None or a path); raises the memory's refusal."""
-        return cls(Memory.resolve(spec).require(), **kw)
+        self._table: tuple = ()  # chunks.lance's commit stamp when it was last opened
 
     @property
     def label(self) -> str:
@@ -91,98 +80,49 @@ class Retriever:
     # ---- models and indexes ------------------------------------------------------------------
 
     def embedder(self):
-        if self._embedder == AUTO:
-            self._embedder = shared_embedder()
-        return self._embedder
+        return models.load_embedder() if self._embedder == AUTO else self._embedder
 
     def reranker(self):
-        if self._reranker == AUTO:
-            self._reranker = shared_reranker()
-        return self._reranker
+        return models.load_reranker() if self._reranker == AUTO else self._reranker
 
     def indexes(self) -> indexes.Indexes | None:
-        """The current indexes (reloaded when a refresh replaced the manifest; healed when stale)."""
-        folder = indexes.index_dir(self.memory)
-        if self._ix is None or indexes.manifest_stamp(folder) != self._ix.stamp:
-            self._ix, self._ds = indexes.load(self.memory), self.memory.chunks()
-        if self.heal and self._stale() and self._try_refresh():
-            self._ix, self._ds = indexes.load(self.memory), self.memory.chunks()
+        """The current indexes (reloaded when a refresh replaced them); the table is reopened after a commit."""
+        if self._ix is None or indexes.manifest_stamp(indexes.index_dir(self.memory)) != self._ix.stamp:
+            self._ix = indexes.load(self.memory)
+            self._table = ()
+        table = indexes.table_stamp(paths.chunks_table(self.memory.path))  # a stat, not an open
+        if table != self._table:
+            self.memory.chunks.reload()
+            self._table = table
         return self._ix
-
-    def chunks(self):
-        if self._ds is None:
-            self._ds = self.memory.chunks()
-        return self._ds
-
-    def _stale(self) -> bool:
-        """Rows stored but not indexed? Tables are reopened only when a commit touched them (a stat)."""
-        stamp = (
-            indexes.table_stamp(paths.chunks_table(self.memory.path)),
-            indexes.table_stamp(paths.vectors_table(self.memory.path)),
-            self._ix.stamp if self._ix else None,
-        )
-        if stamp == self._seen:
-            return False
-        self._seen = stamp
-        ds = self.memory.chunks()
-        if ds is None:
-            return False
-        self._ds = ds
-        if self._ix is None:
-            return True
-        vec = self.memory.vectors()
-        return self._ix.rows < ds.count_rows() or (vec is not None and self._ix.vector_rows < vec.count_rows())
-
-    def _try_refresh(self) -> bool:
-        """Index rows a crashed or older indexer left unindexed, unless a writer is busy right now."""
-        lock = paths.lock_file() if self.memory.default else paths.lock_file(self.memory.path.parent)
-        try:
-            with ledger.writer_lock(lock):
-                indexes.refresh(self.memory)
-            return True
-        except (FunesError, OSError):
-            return False
 
     # ---- recall ------------------------------------------------------------------------------
 
-    def recall(
-        self,
-        query: str,
-        *,
-        k: int = 8,
-        candidates: int = 30,
-        half_life: float = rerank.HALF_LIFE_DAYS,
-        recency_floor: float = rerank.RECENCY_FLOOR,
-        neighbors: int = 1,
-        block_type: str | None = None,
-        harness: str | None = None,
-        now: float | None = None,
-    ) -> RecallResult:
-        query = " ".join((query or "").split())
-        if not query:
-            raise UsageError('empty query — say what to recall, e.g. funes recall "why did we switch parsers"')
-        if block_type is not None and block_type not in BLOCK_TYPES:
-            raise UsageError(f'unknown block type "{block_type}" (expected {", ".join(BLOCK_TYPES)})')
-        harness = normalize_harness(harness)
+    def recall(self, query: str, **options) -> RecallResult:
+        """The best hits for an already validated request (`RecallRequest`'s fields as keywords)."""
+        return self.run(RecallRequest(query, **options))
+
+    def run(self, req: RecallRequest) -> RecallResult:
         clock = _Clock()
         ix = self.indexes()
         clock.lap("load")
-        result = RecallResult(query, self.label, [], timings=clock.laps)
+        result = RecallResult(req.query, self.label, [], timings=clock.laps)
         if ix is None or ix.rows == 0:
             return result
-        allowed = ix.facets.mask(block_type, harness)
+        allowed = ix.facets.mask(req.block_type, req.harness)
         legs = {}
-        if ix.vector_rows and ix.faiss:
-            legs["vector"] = self._vector_leg(ix, query, max(candidates, k), allowed, clock)
-        legs["bm25"] = ix.lexical(query_terms(query), max(candidates, k), allowed)[0]
-        clock.lap("bm25")
-        fused = hybrid.rrf(legs, max(candidates, k))
+        if "vector" in req.legs and ix.vector_rows and ix.faiss:
+            legs["vector"] = self._vector_leg(ix, req.query, req.pool, allowed, clock)
+        if "bm25" in req.legs:
+            legs["bm25"] = ix.lexical(query_terms(req.query), req.pool, allowed)[0]
+            clock.lap("bm25")
+        fused = hybrid.rrf(legs, req.pool)
         clock.lap("fusion")
         result.pool = len(fused)
         if not fused:
             return result
-        hits = self._score(ix, query, fused, k, half_life, recency_floor, now, clock, result)
-        context.attach_neighbors(self.chunks(), ix.facets, hits, neighbors)
+        hits = self._score(ix, req, fused, clock, result)
+        context.attach_neighbors(self.memory.chunks, ix.facets, hits, req.neighbors)
         clock.lap("neighbors")
         result.hits = hits
         return result
@@ -201,25 +141,25 @@ class Retriever:
         clock.lap("faiss")
         return rows
 
-    def _score(self, ix, query, fused, k, half_life, floor, now, clock, result) -> list[Hit]:
+    def _score(self, ix, req: RecallRequest, fused, clock, result: RecallResult) -> list[Hit]:
         """Best k of the pool by relevance x recency; only the rows needed are read from the table."""
         rows = np.array([f.row for f in fused], dtype=np.int64)
         model = self.reranker()
         table = None
         if model is not None:  # the cross-encoder reads every candidate
-            table = lt.take(self.chunks(), rows, HIT_COLUMNS).to_pylist()
+            table = self.memory.chunks.take(rows, HIT_COLUMNS).to_pylist()
             clock.lap("fetch")
-            rel = rerank.relevance(model, query, [r["text"] for r in table])
+            rel = rerank.relevance(model, req.query, [r["text"] for r in table])
             result.reranker = getattr(model, "model_id", None) or "reranker"
             clock.lap("rerank")
         else:
             rel = np.array([f.normalised for f in fused])
-        rec = rerank.recency(np.asarray(ix.facets.ts)[rows], half_life, floor, now)
+        rec = rerank.recency(np.asarray(ix.facets.ts)[rows], req.half_life, req.recency_floor, req.now)
         score = rel * rec
-        order = sorted(range(len(fused)), key=lambda i: (-score[i], i))[:k]  # ties keep fused order
+        order = sorted(range(len(fused)), key=lambda i: (-score[i], i))[: req.k]  # ties keep fused order
         clock.lap("recency")
         if table is None:
-            picked = lt.take(self.chunks(), rows[order], HIT_COLUMNS).to_pylist()
+            picked = self.memory.chunks.take(rows[order], HIT_COLUMNS).to_pylist()
             table = dict(zip(order, picked))
             clock.lap("fetch")
         return [
@@ -239,8 +179,7 @@ class Retriever:
     def get(self, session_id: str, turn_uuid: str, window: int = 3) -> GetResult:
         session_id, turn_uuid = session_id.strip(), turn_uuid.strip()
         ix = self.indexes()
-        ds = self.chunks()
-        table = context.session_rows(ds, ix.facets if ix else None, ix.rows if ix else 0, session_id)
+        table = context.session_rows(self.memory.chunks, ix.facets if ix else None, ix.rows if ix else 0, session_id)
         turns = context.turn_window(table, turn_uuid, max(window, 0))
         if turns is None:
             raise FunesError(

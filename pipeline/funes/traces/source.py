@@ -19,16 +19,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from funes import paths
+from funes import paths, vocab
 from funes.errors import UsageError
 from funes.traces import Parsed, Unit, claude, codex, hermes, hermes_logs, parquet, pi
 from funes.traces.frame import empty_frame
 from funes.traces.jsonl import file_units, walk_jsonl
 
-HARNESSES = {
-    "claude": "claude_code", "claude_code": "claude_code", "codex": "codex", "pi": "pi", "hermes": "hermes",
-}  # fmt: skip
-CLI_NAMES = {"claude_code": "claude", "codex": "codex", "pi": "pi", "hermes": "hermes"}
 UNKNOWN = "unknown"  # the harness of a file that is not a transcript
 NOT_TRANSCRIPT = hermes_logs.NOT_TRANSCRIPT
 _ROOT_SUFFIXES = {".claude/projects": "claude_code", ".codex/sessions": "codex", ".pi/agent/sessions": "pi"}
@@ -39,14 +35,6 @@ _FILE_READERS: dict[str, Callable[[Unit], Parsed]] = {
     "hermes": hermes_logs.read,
 }
 _SNIFF_LINES = 20
-
-
-def parse_harness(name: str) -> str:
-    """A CLI spelling -> the stored facet (`claude` and `claude_code` -> `claude_code`)."""
-    try:
-        return HARNESSES[name]
-    except KeyError:
-        raise UsageError(f'unknown harness "{name}" (expected claude, codex, pi, or hermes)') from None
 
 
 # ---- sources ---------------------------------------------------------------------------------
@@ -137,7 +125,7 @@ def known_roots() -> list[tuple[str, Path]]:
 
 def resolve(path: Path | None, harness: str | None = None) -> list[Source]:
     """The sources for a path given on the command line, or for this machine's known roots."""
-    facet = parse_harness(harness) if harness else None
+    facet = vocab.parse_harness(harness)
     if path is None:
         return _home_sources(facet)
     path = Path(path).expanduser()
@@ -149,11 +137,19 @@ def resolve(path: Path | None, harness: str | None = None) -> list[Source]:
 def _home_sources(facet: str | None) -> list[Source]:
     roots = [(f, r) for f, r in known_roots() if facet is None or f == facet]
     if not roots and facet:
-        raise UsageError(f"no {CLI_NAMES[facet]} session dir found on this machine")
+        raise UsageError(f"no {vocab.cli_name(facet)} session dir found on this machine")
     if not roots:
         where = ", ".join(f"~/{r.relative_to(Path.home())}" for r in paths.home_roots().values())
-        raise UsageError(f"no agent sessions found on this machine (looked in {where})")
+        raise UsageError(
+            f"no agent sessions found on this machine (looked in {where})",
+            "pass a PATH, or `--auto` to index the bundled sample sessions",
+        )
     return [source_for(root, f) for f, root in roots]
+
+
+def holds_units(sources: list[Source]) -> bool:
+    """Whether any source has something to read (a fresh agent install leaves its folder empty)."""
+    return any(s.units(1) for s in sources)
 
 
 def source_for(path: Path, facet: str | None) -> Source:

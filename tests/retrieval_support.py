@@ -47,9 +47,8 @@ def unit_vectors(n: int, dim: int = DIM, seed: int = 0) -> np.ndarray:
 
 
 def add_vectors(mem, rows, vectors: np.ndarray) -> None:
-    ds = mem.chunks()
     rows = np.asarray(rows, dtype=np.int64)
-    ids = ds.take(rows.tolist(), columns=["id"])["id"].to_pylist()
+    ids = mem.chunks.take(rows, ["id"])["id"].to_pylist()
     mem.append_vectors(rows, ids, vectors, model_id())
 
 
@@ -95,7 +94,7 @@ def memory_with(rows: list[dict], vectors: dict[int, np.ndarray] | None = None, 
     from funes.memory import Memory, indexes
 
     mem = Memory.resolve(None)
-    mem.append_chunks(chunk_rows(rows))
+    mem.chunks.append(chunk_rows(rows))
     if vectors:
         order = sorted(vectors)
         add_vectors(mem, order, np.stack([vectors[r] for r in order]))

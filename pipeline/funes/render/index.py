@@ -1,18 +1,17 @@
-"""The `funes index` summary: value in, text out."""
+"""The `funes index` summary: what was stored, embedded, redacted, skipped; value in, text out."""
 
 from __future__ import annotations
 
-AGENT_NAMES = {"claude_code": "claude", "codex": "codex", "pi": "pi", "hermes": "hermes"}
+from funes import vocab
+from funes.results import IndexReport
 
 
-def index_summary(report) -> str:
+def index_summary(report: IndexReport) -> str:
     lines = []
     if report.sample:
         lines.append("no agent sessions found on this machine — indexed the bundled sample sessions")
     for h, t in sorted(report.tallies.items()):
-        lines.append(
-            f"{AGENT_NAMES.get(h, h or 'unknown'):<7} sessions={len(t.sessions)} turns={t.turns} new chunks={t.chunks}"
-        )
+        lines.append(f"{vocab.cli_name(h):<7} sessions={len(t.sessions)} turns={t.turns} new chunks={t.chunks}")
     cur = report.units_current
     lines.append(
         f"indexed: {report.chunks_added} new chunks, {report.vectors_added} embedded "

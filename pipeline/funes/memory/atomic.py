@@ -1,0 +1,52 @@
+"""Crash-safe JSON state files: written beside, fsync'd, renamed over, the folder fsync'd.
+
+Every JSON file the memory owns (state.json, memory/manifest.json, index/manifest.json) goes
+through `write_json`, so a kill or a power cut at any point leaves either the previous file or
+the new one, never a torn or empty one. Readers use `read_json` and treat a missing or unreadable
+file as absent (the writers rebuild what it described).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+def write_json(path: Path, value: Any, *, sort_keys: bool = False) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(value, f, indent=1, sort_keys=sort_keys)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+
+
+def read_json(path: Path) -> Any | None:
+    """The parsed file, or None when it is missing or not valid JSON."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _fsync_dir(folder: Path) -> None:
+    # the rename is durable only once the directory entry is; some filesystems refuse O_RDONLY dirs
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -1,0 +1,172 @@
+"""The memory's two Lance tables as objects: chunk rows (text + coordinates) and their vectors.
+
+Commands and retrieval read and write the memory only through these; the Lance calls stay in
+this module, `lance.py` (open / append / quote) and the index mechanics (`indexes.py`).
+
+A table object caches its opened dataset (one pinned version: every read of a recall sees the
+same rows) until `reload()`; its own appends reload it. Writes assume the caller holds the
+memory's writer lock (`memory.lock`), which is also why `ChunkTable.append_new` may keep the ids
+it has seen between calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from funes import schema
+from funes.memory import lance as lt
+
+_FILTER_MAX_SESSIONS = 64  # past this many sessions one id scan of the whole table beats an IN filter
+
+
+class _Table:
+    def __init__(self, path: Path):
+        self.path = path
+        self._ds: Any = None
+
+    def dataset(self) -> Any:
+        """The Lance dataset (None when nothing was committed yet); for memory mechanics only."""
+        if self._ds is None:
+            self._ds = lt.open_table(self.path)
+        return self._ds
+
+    def reload(self) -> None:
+        """See commits made since the dataset was opened (by this process or another)."""
+        self._ds = None
+
+    def count(self) -> int:
+        ds = self.dataset()
+        return ds.count_rows() if ds is not None else 0
+
+    def version(self) -> int | None:
+        ds = self.dataset()
+        return ds.version if ds is not None else None
+
+    def head_time(self) -> float | None:
+        """Epoch seconds of the head version's commit (when rows were last added)."""
+        ds = self.dataset()
+        return ds.get_version()["timestamp"].timestamp() if ds is not None else None
+
+    def take(self, rows: Iterable[int], columns: list[str]) -> pa.Table:
+        """Rows by position, in the order asked."""
+        return self.dataset().take([int(r) for r in rows], columns=columns)
+
+    def scan(self, columns: list[str]) -> pa.Table:
+        """Whole columns (the names the table lacks, an older schema's, are left out)."""
+        ds = self.dataset()
+        if ds is None:
+            return pa.table({})
+        return ds.to_table(columns=[c for c in columns if c in ds.schema.names])
+
+    def _append(self, table: pa.Table) -> int:
+        """One atomic commit; returns the row position of the first appended row."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        start = self.count()
+        lt.append(self.path, table)
+        self.reload()
+        return start
+
+
+class ChunkTable(_Table):
+    """chunks.lance: one row per chunk (schemas/chunks.json), appended, never rewritten."""
+
+    def __init__(self, path: Path):
+        super().__init__(path)
+        self._known: set[str] | None = None  # every stored id, loaded once when a batch spans many sessions
+        self._added: set[str] = set()  # ids this object appended
+
+    def session_rows(self, session_id: str, columns: list[str]) -> pa.Table:
+        """Every stored row of one session, by a filtered scan."""
+        ds = self.dataset()
+        if ds is None:
+            return self.empty(columns)
+        return ds.to_table(columns=columns, filter=f"session_id = {lt.quote(session_id)}")
+
+    def empty(self, columns: list[str]) -> pa.Table:
+        return schema.arrow_schema("chunks").empty_table().select(columns)
+
+    def ids(self, session_ids: list[str] | None = None) -> set[str]:
+        """The stored chunk ids (of these sessions only, when there are few)."""
+        ds = self.dataset()
+        if ds is None:
+            return set()
+        flt = None
+        if session_ids is not None and len(session_ids) <= _FILTER_MAX_SESSIONS:
+            flt = "session_id IN (" + ", ".join(lt.quote(s) for s in session_ids) + ")"
+        return set(lt.column(ds, "id", flt).to_pylist())
+
+    def append(self, chunks: pa.Table) -> int:
+        """Append chunk rows as they are; returns the row position of the first one."""
+        return self._append(chunks.cast(schema.arrow_schema("chunks")))
+
+    def append_new(self, chunks: pa.Table) -> pa.Table:
+        """Append the rows whose id is not stored yet (nor repeated within `chunks`); returns those rows.
+
+        Ids depend only on coordinates, so this is what makes a re-read after a kill, a rerun or
+        per-turn indexing store each chunk exactly once.
+        """
+        known = self._known_ids(chunks["session_id"].unique().to_pylist())
+        keep, fresh = [], set()
+        for i, cid in enumerate(chunks["id"].to_pylist()):
+            if cid not in known and cid not in fresh:
+                keep.append(i)
+                fresh.add(cid)
+        new = chunks.take(pa.array(keep, pa.int64()))
+        if new.num_rows:
+            self.append(new)
+            self._added.update(fresh)
+        return new
+
+    def _known_ids(self, sessions: list[str]) -> set[str]:
+        if not sessions:
+            return self._added
+        if self._known is None and len(sessions) <= _FILTER_MAX_SESSIONS:
+            return self.ids(sessions) | self._added
+        if self._known is None:
+            self._known = self.ids()
+        # a union copies; past a few thousand ids added this run, merging them in once is cheaper
+        if len(self._added) >= 1000:
+            self._known |= self._added
+            self._added = set()
+        return self._known | self._added if self._added else self._known
+
+
+class VectorTable(_Table):
+    """vectors.lance: (id, row, vector) for chunk rows that have been embedded, in any order."""
+
+    def rows(self) -> np.ndarray:
+        """The chunk row each stored vector belongs to."""
+        ds = self.dataset()
+        return lt.column(ds, "row").to_numpy() if ds is not None else np.empty(0, np.int64)
+
+    def append(self, rows: np.ndarray, ids: list[str], vectors: np.ndarray, model_id: str) -> None:
+        dim = int(vectors.shape[1])
+        meta = {"embedding_model": model_id, "dim": str(dim)}
+        flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1))
+        table = pa.table(
+            {
+                "id": pa.array(ids, pa.string()),
+                "row": pa.array(rows, pa.int64()),
+                "vector": pa.FixedSizeListArray.from_arrays(flat, dim),
+            },
+            schema=schema.arrow_schema("vectors", dim=dim, metadata=meta),
+        )
+        self._append(table)
+
+
+def pending_rows(chunks: ChunkTable, vectors: VectorTable) -> np.ndarray:
+    """Chunk rows that have no vector yet (cheap: counts first, one int column otherwise)."""
+    n = chunks.count()
+    if vectors.dataset() is None:
+        return np.arange(n, dtype=np.int64)
+    if vectors.count() >= n:
+        return np.empty(0, dtype=np.int64)
+    done = np.zeros(n, dtype=bool)
+    rows = vectors.rows()
+    done[rows[rows < n]] = True
+    return np.flatnonzero(~done).astype(np.int64)

@@ -1,0 +1,83 @@
+"""`funes status` as text (AGENTS.md's status lines) and as JSON; the age and stamp wording."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict
+from datetime import UTC, datetime
+from typing import Any
+
+from funes.results import Status
+
+
+def status_text(st: Status) -> str:
+    lines = [f"memory: {st.label}"]
+    if st.state != "ready":
+        return "\n".join(lines + [st.message] + _last_hook(st)) + "\n"
+    lines += [f"chunks: {st.chunks}", f"sessions: {st.sessions}"]
+    if st.by_harness:
+        lines.append("agents: " + ", ".join(f"{k} {v}" for k, v in st.by_harness.items()))
+    if st.by_type:
+        lines.append("block types: " + ", ".join(f"{k} {v}" for k, v in st.by_type.items()))
+    if st.pending_vectors:
+        lines.append(
+            f"waiting for vectors: {st.pending_vectors} chunk{'s' if st.pending_vectors != 1 else ''} "
+            "(found by keyword until `funes index` embeds them)"
+        )
+    else:
+        lines.append("waiting for vectors: 0")
+    if st.last_indexed is not None:
+        lines.append(f"last indexed: {stamp(st.last_indexed)} ({age(st.last_indexed, st.now)})")
+    lines.append("search index: " + _freshness(st.index))
+    lines.append(f"embedder: {st.embedder}")
+    if st.reranker:
+        lines.append(f"reranker: {st.reranker}" + (f" ({st.reranker_note})" if st.reranker_note else ""))
+    else:
+        lines.append(f"reranker: none — {st.reranker_note}")
+    return "\n".join(lines + _last_hook(st)) + "\n"
+
+
+def _last_hook(st: Status) -> list[str]:
+    run = st.last_hook
+    if not run:
+        return []
+    what = run.get("result", "?")
+    if what == "ok":
+        what = f"ok, {run.get('turns', 0)} turns read, +{run.get('chunks_added', 0)} chunks"
+    when = f"{stamp(run['ts'])} ({age(run['ts'], st.now)})" if isinstance(run.get("ts"), int | float) else "?"
+    return [f"last hook run: {when} — {run.get('events', 0)} events from {run.get('sessions', 0)} sessions: {what}"]
+
+
+def _freshness(ix: dict[str, Any]) -> str:
+    if not ix or not ix.get("built", True):
+        return "not built yet — the next `funes index` (or recall) builds it"
+    text, vec = (ix["indexed"], ix["chunks"]), (ix["vectors_indexed"], ix["vectors"])
+    if text[0] >= text[1] and vec[0] >= vec[1]:
+        return f"up to date ({text[1]} chunks, {vec[1]} vectors)"
+    return (
+        f"{text[0]} of {text[1]} chunks, {vec[0]} of {vec[1]} vectors indexed — "
+        "the rest become searchable at the next `funes index` (or recall)"
+    )
+
+
+def status_json(st: Status) -> str:
+    return json.dumps(asdict(st), ensure_ascii=False, indent=1) + "\n"
+
+
+def stamp(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def age(epoch: float, now: float | None = None) -> str:
+    """Upstream-spec 5.5: just now / N minute(s) / N hour(s) (< 48 h) / N day(s) ago."""
+    minutes = int(max((now if now is not None else time.time()) - epoch, 0) // 60)
+    if minutes < 1:
+        return "just now"
+    if minutes < 60:
+        n, unit = minutes, "minute"
+    elif minutes < 2880:
+        n, unit = minutes // 60, "hour"
+    else:
+        n, unit = minutes // 1440, "day"
+    return f"{n} {unit}{'' if n == 1 else 's'} ago"
