@@ -183,3 +183,35 @@ def test_add_without_yes_off_a_terminal_changes_nothing(home):
     out = funes(home / ".funes", "add", "codex")
     assert out.returncode == 2 and "--yes" in out.stderr
     assert snapshot(home) == before
+
+
+def test_add_seeds_the_first_index_of_that_agents_sessions(home):
+    import shutil
+
+    from mcp_support import SAMPLES
+
+    shutil.copytree(SAMPLES / "claude", home / ".claude" / "projects")
+    out = funes(home / ".funes", "add", "claude", "--yes", timeout=300, FUNES_INDEX_BUDGET="120")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("indexed ") and "from 1 sessions" in out.stdout.splitlines()[0]
+    status = json.loads(funes(home / ".funes", "status", "--json").stdout)
+    assert status["by_harness"] == {"claude_code": status["chunks"]} and status["chunks"] > 0
+    again = funes(home / ".funes", "add", "claude", "--yes")
+    assert again.stdout.startswith("funes is already registered")  # no second seed, no change
+    codex = funes(home / ".funes", "add", "codex", "--yes")
+    assert codex.returncode == 0 and "no first index: no codex session dir" in codex.stdout
+
+
+def test_url_registration_for_a_running_funes_serve(home):
+    url = "http://127.0.0.1:8765/mcp"
+    for agent in ("claude", "codex", "hermes", "pi"):
+        _add(home, agent, "--url", url)
+    assert json.loads((home / ".claude/skills/funes/.mcp.json").read_text())["mcpServers"]["funes"] == {
+        "type": "http",
+        "url": url,
+    }
+    assert tomllib.loads((home / ".codex/config.toml").read_text())["mcp_servers"]["funes"] == {"url": url}
+    assert YAML().load((home / ".hermes/config.yaml").read_text())["mcp_servers"]["funes"]["url"] == url
+    assert json.loads((home / ".pi/agent/mcp.json").read_text())["mcpServers"]["funes"]["url"] == url
+    bad = funes(home / ".funes", "add", "codex", "--url", "http://example.com/mcp", "--yes")
+    assert bad.returncode == 2 and "loopback" in bad.stderr
