@@ -257,3 +257,19 @@ def test_session_end_of_a_hub_memory_publishes_after_the_index(home, tmp_path):
     run = wait_for_worker(home)
     assert run["result"] == "ok" and run["published"] == ["acme/mem"]
     assert log.read_text().split()[-3:] == ["publish", "acme/mem", "--yes"]
+
+
+def test_a_batch_left_by_a_killed_worker_is_indexed_by_the_next_one(home, tmp_path):
+    _added(home, "claude")
+    first, second = _eight_sessions(tmp_path / "projects")[:2]
+    queue = home / ".funes" / "queue"
+    queue.mkdir(parents=True, exist_ok=True)
+    # what a worker killed with -9 after claiming the queue leaves behind
+    claimed = {"agent": "claude", "event": "Stop", "ts": 0, "session_id": "a", "transcript": str(first), "cwd": ""}
+    (queue / "events.99999.1.jsonl").write_text(json.dumps(claimed) + "\n")
+    wall, out = _timed(_claude_argv(home, "Stop"), {"transcript_path": str(second)}, _hook_env(home))
+    _assert_quiet_and_fast(wall, out)
+    run = wait_for_worker(home)
+    assert run["result"] == "ok" and run["events"] == 2
+    assert json.loads(cli(home / ".funes", "status", "--json"))["sessions"] == 2
+    assert not list(queue.glob("events*.jsonl"))

@@ -74,7 +74,9 @@ class Plan:
     url: str | None = None  # a `funes serve --port` endpoint instead of a stdio command
 
     def mcp_argv(self) -> list[str]:
-        return self.funes + ["mcp"] + ([self.binding.spec] if self.binding.spec else [])
+        # a Hub binding is where the local memory is published to; recall keeps reading the local
+        # memory, which holds everything this host published and more
+        return self.funes + ["mcp"] + ([self.binding.spec] if self.binding.kind == "path" else [])
 
     def hook_argv(self, event: str) -> list[str]:
         return self.funes + ["hook", self.agent, event]
