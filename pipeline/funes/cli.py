@@ -245,7 +245,10 @@ def _agent_commands(sub) -> None:
     mc = sub.add_parser("mcp", help="MCP server on stdio (what agents run): tools recall, get, status")
     mc.add_argument("memory", nargs="?", help="default memory for the tools (default: local)")
     mc.add_argument(
-        "--backend", choices=("auto", "local", "shared"), default="auto", help="auto: use the shared `funes serve`"
+        "--backend",
+        choices=("auto", "local", "shared"),
+        default="auto",
+        help="auto (default): the shared `funes serve`, started on demand; shared: only a running one; local: in-process",
     )
     mc.set_defaults(func=cmd_mcp)
 

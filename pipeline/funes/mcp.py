@@ -16,7 +16,7 @@ import threading
 import time
 import traceback
 from contextlib import suppress
-from typing import Annotated
+from typing import Annotated, Any
 
 import anyio
 from mcp.server.mcpserver import MCPServer
@@ -170,7 +170,7 @@ class SharedBackend:
         self.local = LocalBackend(default_memory)
         self._skip_until = 0.0
         self._warned = False
-        self._http = None
+        self._http: Any = None
 
     async def call(self, name: str, args: dict) -> tuple[str, bool]:
         if self.default_memory and not args.get("memory"):
@@ -250,7 +250,8 @@ def run_stdio(memory: str | None = None, backend: str = "auto") -> None:
     from funes.agents.base import parse_memory
 
     default = parse_memory(memory).spec if memory else None
-    chosen = LocalBackend(default) if backend == "local" else SharedBackend(default, spawn=backend == "auto")
-    if backend == "shared":
-        chosen.spawn = True
+    # auto: start the shared server on demand; shared: use one only if it is already running
+    chosen: LocalBackend | SharedBackend = (
+        LocalBackend(default) if backend == "local" else SharedBackend(default, spawn=backend == "auto")
+    )
     build_server(chosen).run()

@@ -76,7 +76,8 @@ class Plan:
     def mcp_argv(self) -> list[str]:
         # a Hub binding is where the local memory is published to; recall keeps reading the local
         # memory, which holds everything this host published and more
-        return self.funes + ["mcp"] + ([self.binding.spec] if self.binding.kind == "path" else [])
+        path = self.binding.spec if self.binding.kind == "path" else None
+        return self.funes + ["mcp"] + ([path] if path else [])
 
     def hook_argv(self, event: str) -> list[str]:
         return self.funes + ["hook", self.agent, event]

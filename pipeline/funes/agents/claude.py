@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from funes import __version__, paths
 from funes.agents import assets
@@ -31,7 +33,7 @@ def integration(plan: Plan) -> Integration:
             f"{TOOLS}recall", f"{TOOLS}get", [f"{TOOLS}recall", f"{TOOLS}get"]
         ),
     }
-    edits = [Edit(p, lambda _cur, t=text: t, lambda _cur: None, owned=True, mode=0o644) for p, text in files.items()]
+    edits = [Edit(p, _fixed(text), _gone, owned=True, mode=0o644) for p, text in files.items()]
     return Integration(
         edits=edits,
         legacy=[paths.integrations_dir() / "claude-plugin"],
@@ -39,6 +41,14 @@ def integration(plan: Plan) -> Integration:
         next_step="run /reload-plugins in Claude Code (or restart it) to load the funes plugin",
         notes=[f"Claude sees the tools as {TOOLS}recall, {TOOLS}get and {TOOLS}status"],
     )
+
+
+def _fixed(text: str) -> Callable[[str | None], str]:
+    return lambda _cur: text
+
+
+def _gone(_cur: str) -> None:
+    return None
 
 
 def _plugin() -> dict:
@@ -55,7 +65,7 @@ def _hooks(plan: Plan) -> dict:
         argv = plan.hook_argv(event)
         return {"type": "command", "command": argv[0], "args": argv[1:], **extra}
 
-    hooks = {
+    hooks: dict[str, Any] = {
         # async: the turn never waits; the hook itself only queues and detaches anyway
         "Stop": [{"hooks": [handler("Stop", timeout=10, **{"async": True})]}],
         # the final index (and publish) of a session; Claude gives SessionEnd 1.5 s in all

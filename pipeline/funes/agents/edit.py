@@ -84,7 +84,7 @@ def json_load(path: Path, text: str | None, what: str = "a JSON object") -> tupl
     body = text[1:] if text.startswith(_BOM) else text
     try:
         doc = json.loads(body)
-    except ValueError as e:
+    except json.JSONDecodeError as e:
         raise MalformedConfig(f"{path} is not valid JSON ({e.msg}, line {e.lineno}); it was left untouched") from None
     if not isinstance(doc, dict):
         raise MalformedConfig(f"{path} does not hold {what}; it was left untouched")

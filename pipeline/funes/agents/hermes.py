@@ -27,7 +27,7 @@ def integration(plan: Plan) -> Integration:
     return Integration(
         edits=[
             Edit(config, lambda cur: _with_funes(config, cur, plan), lambda cur: _with_funes(config, cur, None)),
-            Edit(allow, lambda cur: _approve(allow, cur, plan), lambda cur: _approve(allow, cur, None)),
+            Edit(allow, lambda cur: _approve(allow, cur, plan) or "", lambda cur: _approve(allow, cur, None)),
         ],
         legacy=[home / "hooks" / n for n in ("funes-index.sh", "funes-push.sh", "funes-sync.log")],
         next_step="restart Hermes; `hermes mcp list` and `hermes hooks list` should show funes",
