@@ -74,6 +74,50 @@ def test_codex_sees_the_funes_server_next_to_the_users(home):
     assert "context7" in listed and "funes" not in listed
 
 
+def _codex_hooks(home: Path, codex: str) -> dict:
+    """Codex's own hook inventory (`hooks/list` of `codex app-server`, the call its /hooks view makes)."""
+    proc = subprocess.Popen(
+        [codex, "app-server"],
+        env=env_for(home / ".funes"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        for msg in (
+            {"id": 0, "method": "initialize", "params": {"clientInfo": {"name": "funes-test", "version": "0"}}},
+            {"method": "initialized"},
+            {"id": 1, "method": "hooks/list", "params": {"cwds": [str(home)]}},
+        ):
+            proc.stdin.write(json.dumps(msg) + "\n")
+            proc.stdin.flush()
+        while True:
+            line = proc.stdout.readline()
+            assert line, "codex app-server closed its output"
+            doc = json.loads(line)
+            if doc.get("id") == 1:
+                return doc["result"]["data"][0]
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_codex_lists_the_funes_hooks_for_trust_and_keeps_their_hash(home):
+    codex = agent_cli("codex")
+    _add(home, "codex")
+    inventory = _codex_hooks(home, codex)
+    assert inventory["errors"] == [] and inventory["warnings"] == []
+    mine = {h["eventName"]: h for h in inventory["hooks"] if " hook codex " in h["command"]}
+    assert set(mine) == {"stop", "sessionEnd"} and all(h["trustStatus"] == "untrusted" for h in mine.values())
+    assert any(h["command"] == "notify-send done" for h in inventory["hooks"])  # the user's hook, still first
+    _add(home, "codex")  # a re-run must not invalidate a trust the user gave
+    again = {
+        h["eventName"]: h["currentHash"] for h in _codex_hooks(home, codex)["hooks"] if " hook codex " in h["command"]
+    }
+    assert again == {e: h["currentHash"] for e, h in mine.items()}
+
+
 def test_claude_loads_the_plugin_and_connects_to_funes_mcp(home):
     claude = agent_cli("claude")
     _add(home, "claude")

@@ -273,3 +273,18 @@ def test_a_batch_left_by_a_killed_worker_is_indexed_by_the_next_one(home, tmp_pa
     assert run["result"] == "ok" and run["events"] == 2
     assert json.loads(cli(home / ".funes", "status", "--json"))["sessions"] == 2
     assert not list(queue.glob("events*.jsonl"))
+
+
+def test_hook_does_not_wait_for_an_agent_that_keeps_stdin_open(home):
+    argv = [sys.executable, "-m", "funes.cli", "hook", "claude", "Stop"]
+    t0 = time.monotonic()
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_hook_env(home)
+    )
+    proc.stdin.write(json.dumps({"session_id": "s", "transcript_path": str(CLAUDE_SAMPLE)}).encode())
+    proc.stdin.flush()  # and never closed
+    assert proc.wait(timeout=10) == 0
+    assert time.monotonic() - t0 < 1.0
+    proc.stdin.close()
+    assert proc.stdout.read() == b"" and proc.stderr.read() == b""
+    assert wait_for_worker(home)["result"] == "ok"

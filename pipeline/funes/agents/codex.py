@@ -95,7 +95,9 @@ def _without_server(path: Path):
 
 def _desired_hooks(plan: Plan) -> dict[str, dict]:
     def group(event: str, status: str, **extra) -> dict:
-        handler = {"type": "command", "command": plan.hook_line(event), "timeout": 10, "statusMessage": status}
+        # Codex clamps a SessionEnd hook to 3 s (and warns about a longer one); the hook needs far less
+        timeout = 3 if event == "SessionEnd" else 10
+        handler = {"type": "command", "command": plan.hook_line(event), "timeout": timeout, "statusMessage": status}
         return {**extra, "hooks": [handler]}
 
     end_status = PUBLISH_STATUS if plan.binding.remote else INDEX_STATUS

@@ -48,10 +48,20 @@ def _read_payload(stream) -> dict:
                 break
             chunks.append(data)
             size += len(data)
-        doc = json.loads(b"".join(chunks) or b"{}")
-        return doc if isinstance(doc, dict) else {}
-    except (OSError, ValueError):
+            doc = _parsed(b"".join(chunks))
+            if doc is not None:  # a complete payload: an agent that keeps stdin open costs nothing more
+                return doc
+        return _parsed(b"".join(chunks)) or {}
+    except OSError:
         return {}
+
+
+def _parsed(raw: bytes) -> dict | None:
+    try:
+        doc = json.loads(raw)
+    except ValueError:
+        return None
+    return doc if isinstance(doc, dict) else {}
 
 
 def _event_line(agent: str, event: str, payload: dict, session_file: str | None) -> bytes:
