@@ -215,3 +215,36 @@ def test_url_registration_for_a_running_funes_serve(home):
     assert json.loads((home / ".pi/agent/mcp.json").read_text())["mcpServers"]["funes"]["url"] == url
     bad = funes(home / ".funes", "add", "codex", "--url", "http://example.com/mcp", "--yes")
     assert bad.returncode == 2 and "loopback" in bad.stderr
+
+
+def test_the_original_claude_and_pi_installs_are_unregistered(home, tmp_path):
+    legacy = home / ".funes" / "integrations"
+    (legacy / "claude-plugin" / ".claude-plugin").mkdir(parents=True)
+    (legacy / "claude-plugin" / ".claude-plugin" / "marketplace.json").write_text('{"name": "huggingface"}')
+    (legacy / "pi").mkdir()
+    (legacy / "pi" / "index.ts").write_text("// bridge\n")
+    (home / ".claude.json").write_text(json.dumps({"mcpServers": {"funes": {"command": "funes", "args": ["mcp"]}}}))
+    bin_dir, calls = tmp_path / "bin", tmp_path / "calls.log"
+    bin_dir.mkdir()
+    for name in ("claude", "pi"):
+        (bin_dir / name).write_text(f'#!/bin/sh\necho "{name} $*" >> {calls}\n')
+        (bin_dir / name).chmod(0o755)
+    path = f"{bin_dir}:/usr/bin:/bin"
+    for agent in ("claude", "pi"):
+        out = funes(home / ".funes", "add", agent, "--yes", "--no-index", PATH=path)
+        assert out.returncode == 0, out.stderr
+        assert "the original funes's integration" in out.stdout
+    assert calls.read_text().splitlines() == [
+        "claude plugin uninstall funes@huggingface",
+        "claude plugin marketplace remove huggingface",
+        "claude mcp remove funes -s user",
+        f"pi remove {legacy / 'pi'}",
+    ]
+    assert not (legacy / "claude-plugin").exists() and not (legacy / "pi").exists()
+
+
+def test_without_the_agent_cli_the_manual_commands_are_printed(home):
+    (home / ".claude.json").write_text(json.dumps({"mcpServers": {"funes": {"command": "funes"}}}))
+    out = funes(home / ".funes", "add", "claude", "--yes", "--no-index", PATH="/usr/bin:/bin")
+    assert out.returncode == 0, out.stderr
+    assert "`claude` isn't on PATH; run these yourself:\n  claude mcp remove funes -s user" in out.stdout
