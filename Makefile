@@ -22,9 +22,13 @@ index: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
+# the rules CI enforces: format, lint, types (what is annotated), the layer map, the light CLI
 check: $(STAMP)
+	$(BIN)/ruff format --check pipeline tests bench
+	$(BIN)/ruff check pipeline tests bench
+	$(BIN)/mypy
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest -q tests/test_cli_light.py
+	$(BIN)/python -m pytest -q tests/test_cli_light.py tests/test_docs.py
 
 bench: $(STAMP)
 	$(BIN)/python bench/embed_bench.py

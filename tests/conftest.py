@@ -1,4 +1,4 @@
-"""Shared fixtures: an isolated FUNES_HOME/HOME per test and the optional ../shared data."""
+"""Shared fixtures: an isolated FUNES_HOME/HOME for every test (autouse) and the optional ../shared data."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ SHARED = REPO.parent / "shared"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def funes_home(tmp_path, monkeypatch) -> Path:
-    """An empty FUNES_HOME and HOME, so no test ever sees the developer's real sessions."""
+    """An empty FUNES_HOME and HOME for every test (autouse), so none can reach the developer's real sessions."""
     home = tmp_path / "home"
     home.mkdir()
     fh = home / ".funes"

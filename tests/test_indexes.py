@@ -84,7 +84,6 @@ def test_refresh_builds_then_is_a_noop(funes_home):
     again = indexes.refresh(mem)
     assert (again["added_rows"], again["added_vectors"], again["rebuilt"]) == (0, 0, [])
     assert (funes_home / "memory" / "index" / "manifest.json").read_bytes() == manifest  # nothing rewritten
-    assert again["seconds"] < 0.5
 
 
 def test_incremental_refresh_reads_only_new_rows_and_equals_a_fresh_build(funes_home, monkeypatch):
@@ -161,9 +160,7 @@ def test_rewritten_table_is_rebuilt(funes_home):
     stats = indexes.refresh(mem)
     assert "text" in stats["rebuilt"] and stats["rows"] == 2
     ix = indexes.load(mem)
-    assert ix.lexical(query_terms("zanzibar"), 5)[0].tolist() == [0, 1] or set(
-        ix.lexical(query_terms("zanzibar"), 5)[0]
-    ) == {0, 1}
+    assert sorted(ix.lexical(query_terms("zanzibar"), 5)[0].tolist()) == [0, 1]
     assert ix.lexical(query_terms("parser"), 5)[0].tolist() == []
     assert ix.facets.sessions() == ["fresh"]
 

@@ -82,12 +82,12 @@ def test_lock_is_held_across_processes(funes_home, tmp_path):
 
 
 def test_write_json_replaces_whole_files_only(tmp_path):
-    target = tmp_path / "state.json"
+    target = tmp_path / "state" / "state.json"
     write_json(target, {"a": 1})
     with pytest.raises(TypeError):
         write_json(target, {"a": object()})  # fails mid-serialisation
     assert read_json(target) == {"a": 1}
-    assert os.listdir(tmp_path) == ["state.json"]  # no temp file left behind
+    assert os.listdir(target.parent) == ["state.json"]  # no temp file left behind
     target.write_text("{torn", encoding="utf-8")
     assert read_json(target) is None
     assert ledger.load_state(target) == {}

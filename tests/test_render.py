@@ -194,7 +194,7 @@ def test_golden_get_agent_and_human(golden_memory):
     _golden("get_human.txt", render.get_human(res, width=60, color=False))
 
 
-def test_golden_status(golden_memory):
+def test_golden_status():
     from funes.results import Status
 
     st = Status(

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pyarrow as pa
+import pytest
 
+from conftest import FIXTURES
 from funes import schema
 
 
@@ -34,6 +36,14 @@ def test_vectors_schema_needs_a_dimension_and_stamps_version():
     assert s.metadata[b"funes_schema"] == b"vectors/1"
 
 
-def test_turn_columns_are_what_parsers_emit():
-    assert schema.TURN_COLUMNS[:3] == ["session_id", "workdir", "turn_uuid"]
-    assert set(schema.TURN_COLUMNS) >= {"block_idx", "block_type", "text", "tool_use_id", "harness"}
+@pytest.mark.parametrize("fixture", ["claude/projects", "codex/sessions", "pi/sessions", "hermes/sessions"])
+def test_turn_columns_are_what_parsers_emit(fixture):
+    """Every parser, on its fixture, emits exactly schemas/turns.json's columns and Arrow types."""
+    from funes.traces import source
+    from funes.traces.frame import as_arrow
+
+    frames = [s.read(u).frame for s in source.resolve(FIXTURES / fixture) for u in s.units()]
+    assert any(f.height for f in frames)
+    for frame in frames:
+        assert frame.columns == schema.columns("turns")
+        assert as_arrow(frame).schema.equals(schema.arrow_schema("turns"), check_metadata=False)

@@ -136,7 +136,7 @@ def test_garbage_file_is_a_source_error_not_a_crash(tmp_path):
         source.resolve(tmp_path / "state.db")[0].units()
 
 
-def test_corrupt_pages_are_a_source_error_or_counted(tmp_path):
+def test_corrupt_pages_are_a_source_error(tmp_path):
     good = make_db(tmp_path / "good.db")
     unit = hermes.units(good)[-1]
     bad = tmp_path / "state.db"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import polars as pl
@@ -150,9 +149,16 @@ def test_missing_and_repeated_uuids_get_session_seq():
 
 
 def test_compact_json_matches_serde():
+    """Literals as serde_json::to_string (preserve_order) writes them, not a restatement of the code."""
     from funes.traces.frame import compact_json
 
-    assert compact_json({"command": "ls", "n": [1, "é"]}) == json.dumps(
-        {"command": "ls", "n": [1, "é"]}, separators=(",", ":"), ensure_ascii=False
+    value = {"command": "ls -la", "n": [1, "é", None, True, 0.5, -2], "nested": {"z": {}, "a": []}, "q": 'say "hi"\n'}
+    assert (
+        compact_json(value)
+        == '{"command":"ls -la","n":[1,"é",null,true,0.5,-2],"nested":{"z":{},"a":[]},"q":"say \\"hi\\"\\n"}'
     )
-    assert compact_json({"b": 1, "a": 2}) == '{"b":1,"a":2}'
+    assert compact_json({"b": 1, "a": 2}) == '{"b":1,"a":2}'  # insertion order, as upstream's preserve_order
+    assert compact_json(1.0) == "1.0" and compact_json("\u2028") == '"\u2028"'
+    # a known difference, kept: exponents are Python's (serde writes 1e-7 and 1e16); it changes
+    # only the text of a tool call that carries such a float, never a chunk id
+    assert compact_json([1e-07, 1e16]) == "[1e-07,1e+16]"

@@ -172,10 +172,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"funes {__version__}")
     p.add_argument("--home", metavar="DIR", help="use DIR as FUNES_HOME (agents' hooks and servers pass it)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    for add in (_add_index, _add_recall, _add_get, _add_status, _add_agent_commands):
+        add(sub)
+    return p
 
+
+def _memory_option(p: argparse.ArgumentParser, help: str = "which memory (default: local)") -> None:
+    p.add_argument("--memory", metavar="local|PATH", help=help)
+
+
+def _harness_option(p: argparse.ArgumentParser, help: str) -> None:
+    p.add_argument("--harness", metavar=HARNESSES, help=help)
+
+
+def _add_index(sub) -> None:
     ix = sub.add_parser("index", help="index agent transcripts into the local memory")
     ix.add_argument("path", nargs="?", help="a transcript tree, one file, a state.db, or a Parquet trace export")
-    ix.add_argument("--harness", metavar=HARNESSES, help="only this agent's sessions (or force the format of PATH)")
+    _harness_option(ix, "only this agent's sessions (or force the format of PATH)")
     ix.add_argument("--no-thinking", action="store_true", help="leave thinking blocks out")
     ix.add_argument("--limit", type=int, metavar="N", help="only the N most recent sessions per source")
     ix.add_argument("--yes", action="store_true", help="no time budget: store and embed everything now")
@@ -185,6 +198,8 @@ def build_parser() -> argparse.ArgumentParser:
     ix.add_argument("--no-embed", action="store_true", help="store text only; vectors are backfilled later")
     ix.set_defaults(func=cmd_index)
 
+
+def _add_recall(sub) -> None:
     rc = sub.add_parser("recall", help="recall passages from past agent sessions (agent format)")
     rc.add_argument("query", nargs="*", help="what to recall, in free text")
     rc.add_argument("-k", "--k", type=int, default=8, help="number of hits (default 8)")
@@ -205,30 +220,32 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rc.add_argument("--neighbors", type=int, default=1, metavar="W", help="attach chunks within W seqs (default 1)")
     rc.add_argument("--type", choices=vocab.BLOCK_TYPES, help="only this block type")
-    rc.add_argument("--harness", metavar=HARNESSES, help="only this agent's sessions")
-    rc.add_argument("--memory", metavar="local|PATH", help="which memory (default: local)")
+    _harness_option(rc, "only this agent's sessions")
+    _memory_option(rc)
     rc.add_argument("--json", action="store_true", help="one JSON document instead of the agent format")
     rc.set_defaults(func=cmd_recall)
 
+
+def _add_get(sub) -> None:
     gt = sub.add_parser("get", help="reopen the turns around one recalled turn")
     gt.add_argument("session_id")
     gt.add_argument("turn_uuid")
     gt.add_argument("--window", type=int, default=3, help="turns either side, by seq (default 3)")
-    gt.add_argument("--memory", metavar="local|PATH", help="the memory named by the hit's → get line")
+    _memory_option(gt, "the memory named by the hit's → get line")
     gt.add_argument("--format", choices=("human", "agent"), help="default: human on a terminal, else agent")
     gt.add_argument("--highlight", metavar="TEXT", help="mark where TEXT first occurs (human format)")
     gt.set_defaults(func=cmd_get)
 
+
+def _add_status(sub) -> None:
     st = sub.add_parser("status", help="what the memory holds and how fresh its indexes are")
     st.add_argument("memory_pos", nargs="?", metavar="MEMORY", help=argparse.SUPPRESS)
-    st.add_argument("--memory", metavar="local|PATH", help="which memory (default: local)")
+    _memory_option(st)
     st.add_argument("--json", action="store_true", help="machine-readable")
     st.set_defaults(func=cmd_status)
-    _agent_commands(sub)
-    return p
 
 
-def _agent_commands(sub) -> None:
+def _add_agent_commands(sub) -> None:
     agents = "claude|codex|hermes|pi"
     ad = sub.add_parser("add", help="register funes with an agent: MCP server, per-turn hooks, recall skill")
     ad.add_argument("agent", metavar=agents)

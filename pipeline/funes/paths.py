@@ -49,6 +49,7 @@ def schemas_dir() -> Path:
 
 
 def cards_dir() -> Path:
+    """cards/ (dataset card templates) at the repo root; an installed wheel carries a copy inside the package."""
     packaged = Path(__file__).resolve().parent / "_cards"
     return packaged if packaged.is_dir() else _REPO_ROOT / "cards"
 

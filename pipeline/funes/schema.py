@@ -41,5 +41,9 @@ def version(name: str) -> int:
     return int(spec(name)["version"])
 
 
-TURN_COLUMNS = columns("turns")
-CHUNK_COLUMNS = columns("chunks")
+def __getattr__(name: str) -> list[str]:
+    # TURN_COLUMNS / CHUNK_COLUMNS are read on first use, so importing this module reads no file
+    tables = {"TURN_COLUMNS": "turns", "CHUNK_COLUMNS": "chunks"}
+    if name in tables:
+        return columns(tables[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,10 +16,10 @@ from funes.results import IndexReport, Tally
 from funes.traces import source
 from funes.traces.source import Source
 
-# a no-path run (day zero, hooks) stops storing/embedding after about this long
-BUDGET_S = float(os.environ.get("FUNES_INDEX_BUDGET", "60"))
-# blocks gathered before one chunk+append step (bounds memory and the work a kill can lose)
-FLUSH_BLOCKS = int(os.environ.get("FUNES_FLUSH_BLOCKS", "20000"))
+# a no-path run (day zero, hooks) stops storing/embedding after about this long (FUNES_INDEX_BUDGET)
+BUDGET_S = 60.0
+# blocks gathered before one chunk+append step (bounds memory and the work a kill can lose; FUNES_FLUSH_BLOCKS)
+FLUSH_BLOCKS = 20000
 FLUSH_S = 5.0
 EMBED_STEP = 1024  # vectors appended per commit: a kill loses at most one step
 TIER_PASSES = tuple((tier,) for tier in vocab.TIERS)  # budgeted: all text first, then tool calls, then output
@@ -110,9 +110,11 @@ class _Run:
         self.started, self.budgeted = started, budgeted
         self.state = ledger.load_state(paths.state_file()) if mem.chunks.count() else {}
         self.seen: set[str] = set()  # units counted in the tallies this run
+        self.budget_s = _env_number("FUNES_INDEX_BUDGET", BUDGET_S)
+        self.flush_blocks = max(int(_env_number("FUNES_FLUSH_BLOCKS", FLUSH_BLOCKS)), 1)
 
     def over_budget(self) -> bool:
-        if self.budgeted and time.monotonic() - self.started > BUDGET_S:
+        if self.budgeted and time.monotonic() - self.started > self.budget_s:
             self.report.budget_stopped = True
             return True
         return False
@@ -136,7 +138,7 @@ class _Run:
                     continue
                 batch.append((unit, target, blocks))
                 rows += blocks.num_rows
-                if rows >= FLUSH_BLOCKS or time.monotonic() - last > FLUSH_S:
+                if rows >= self.flush_blocks or time.monotonic() - last > FLUSH_S:
                     self._flush(batch)
                     batch, rows, last = [], 0, time.monotonic()
                     if self.over_budget():
@@ -169,7 +171,7 @@ class _Run:
                 tally.sessions.update(frame["session_id"].unique().to_list())
                 tally.turns += frame.select(["session_id", "turn_uuid"]).n_unique()
         table = as_arrow(frame)
-        repo = repos.repo_for_unit(unit, frame) if frame.height else ""
+        repo = repos.repo_for_unit(unit) if frame.height else ""
         table = table.append_column("repo", pa.array([repo] * table.num_rows, pa.string()))
         return stages.select(table, set(tiers), include_thinking=not self.opts.no_thinking)
 
@@ -220,13 +222,23 @@ class _Run:
                 return
 
 
+def _env_number(name: str, default: float) -> float:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise UsageError(f"{name}={raw} is not a number", f"unset {name} for the default ({default:g})") from None
+
+
 def _embed_order(chunks: ChunkTable, pending):
     """Text before tool calls before tool output; newest first within a tier."""
     import numpy as np
 
     meta = chunks.take(pending, ["block_type", "ts"])
     prio = np.array([_EMBED_PRIORITY.get(b, 0) for b in meta["block_type"].to_pylist()])
-    ts = np.array(meta["ts"].to_pylist(), dtype=object)
+    ts = meta["ts"].to_pylist()
     order = sorted(range(len(pending)), key=lambda i: (prio[i], not ts[i], _neg(ts[i])))
     return pending[np.array(order, dtype=np.int64)] if order else pending
 

@@ -17,7 +17,8 @@ def status(memory: str | None = None) -> Status:
     st = Status(label=mem.label, state=state.value, message=message, now=time.time(), last_hook=last_run())
     if state in (State.MISSING, State.EMPTY):
         return st
-    mem.require()
+    if state is not State.READY:
+        mem.require()  # raises the memory's own refusal (incompatible, unreadable)
     from funes import models
 
     st.chunks = mem.chunks.count()

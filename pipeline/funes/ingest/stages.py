@@ -31,7 +31,7 @@ def clean(batch: pa.Table, redact) -> pa.Table:
 
 def split(batch: pa.Table) -> pa.Table:
     """Render each block, split it into <=1200-char pieces, and give each piece its coordinate id."""
-    cols = {name: [] for name in schema.CHUNK_COLUMNS}
+    cols: dict[str, list] = {name: [] for name in schema.CHUNK_COLUMNS}
     rows = batch.select(
         [
             "session_id",

@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -91,7 +92,7 @@ def read_sessions(folder: Path, count: int) -> list[str]:
 
 
 def load(folder: Path, rows: int, meta: dict) -> Facets:
-    arrays = {}
+    arrays: dict[str, Any] = {}
     for name, dtype in FIELDS.items():
         path = folder / f"{name}.bin"
         arrays[name] = np.memmap(path, dtype=dtype, mode="r", shape=(rows,)) if rows else np.empty(0, dtype)
@@ -128,7 +129,7 @@ def append(folder: Path, rows: int, meta: dict, table) -> dict:
             new_sessions.append(s)
         return c
 
-    cols = {
+    cols: dict[str, np.ndarray] = {
         "session": np.fromiter((code_session(s) for s in table["session_id"].to_pylist()), np.int32, table.num_rows),
         "seq": np.asarray(table["seq"].fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64),
         "block_type": _codes(table["block_type"].to_pylist(), meta["block_types"]),

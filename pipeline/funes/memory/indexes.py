@@ -28,6 +28,7 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -101,7 +102,7 @@ def refresh(memory, progress=None) -> dict:
     memory.vectors.reload()
     chunks = memory.chunks.dataset()
     old = read_manifest(folder)
-    stats = {"added_rows": 0, "added_vectors": 0, "rebuilt": [], "merged": 0}
+    stats: dict[str, Any] = {"added_rows": 0, "added_vectors": 0, "rebuilt": [], "merged": 0}
     if chunks is None:
         if folder.exists():
             shutil.rmtree(folder, ignore_errors=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -40,7 +41,7 @@ def build(vectors: np.ndarray, rows: np.ndarray, threads: int | None = None):
     ids = np.ascontiguousarray(rows, dtype=np.int64)
     dim = x.shape[1]
     if len(x) < IVF_MIN:
-        index = faiss.IndexIDMap(faiss.IndexFlatIP(dim))
+        index: Any = faiss.IndexIDMap(faiss.IndexFlatIP(dim))
         index.add_with_ids(x, ids)
         return index
     nlist, nprobe = ivf_params(len(x))
@@ -94,9 +95,9 @@ def search(indexes: list, query: np.ndarray, limit: int, allowed: np.ndarray | N
             scores, rows = index.search(q, min(limit, index.ntotal))
         else:
             sp = (
-                faiss.SearchParametersIVF(sel=params[0], nprobe=index.nprobe)
+                faiss.SearchParametersIVF(sel=params[0], nprobe=index.nprobe)  # type: ignore[call-arg]
                 if hasattr(index, "nprobe")
-                else faiss.SearchParameters(sel=params[0])
+                else faiss.SearchParameters(sel=params[0])  # type: ignore[call-arg]
             )
             scores, rows = index.search(q, min(limit, index.ntotal), params=sp)
         ok = rows[0] >= 0

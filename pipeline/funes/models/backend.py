@@ -6,6 +6,7 @@ import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from funes.errors import FunesError
 
@@ -23,6 +24,11 @@ class Choice:
     onnx_file: Path | None  # None for torch
     meta: dict | None  # the export's meta.json, None for torch
     note: str  # why this is not the backend that was asked for ("" when it is)
+
+
+def unloaded(*_args: object) -> Any:
+    """The run function of a model object built without a model (a programming error, said loudly)."""
+    raise RuntimeError("this model object was built without a loaded model")
 
 
 def requested(env_var: str) -> str:

@@ -24,7 +24,7 @@ class Embedder:
     max_seq_length: int  # tokens; longer texts are truncated, as the model itself does
     load_seconds: float
     note: str = ""  # why the backend is not the one asked for ("" when it is)
-    _encode: Callable[[list[str], int], np.ndarray] = field(default=None, repr=False)
+    _encode: Callable[[list[str], int], np.ndarray] = field(default=backends.unloaded, repr=False)
 
     def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
         """float32 (n, dim), L2-normalised, in input order."""
@@ -70,8 +70,10 @@ def _load(model_id: str, want: str) -> Embedder:
 def _onnx(model_id: str, folder: Path, choice: backends.Choice, start: float) -> Embedder:
     from funes.models.runtime import OnnxModel
 
-    meta = choice.meta
-    model = OnnxModel(choice.onnx_file, Path(meta["dir"]) / "tokenizer.json", meta["inputs"], meta["max_length"])
+    meta, onnx_file = choice.meta, choice.onnx_file
+    if meta is None or onnx_file is None:
+        raise ValueError(f"no ONNX export was chosen for {model_id}")
+    model = OnnxModel(onnx_file, Path(meta["dir"]) / "tokenizer.json", meta["inputs"], meta["max_length"])
     return Embedder(
         model_id,
         meta["dim"],
@@ -90,8 +92,8 @@ def _torch(model_id: str, folder: Path, note: str, start: float) -> Embedder:
 
     from funes.models.runtime import threads
 
-    if threads():
-        torch.set_num_threads(threads())
+    if n := threads():
+        torch.set_num_threads(n)
     st = SentenceTransformer(str(folder), device="cpu", local_files_only=True)
 
     def encode(texts: list[str], batch_size: int) -> np.ndarray:
@@ -100,4 +102,6 @@ def _torch(model_id: str, folder: Path, note: str, start: float) -> Embedder:
         )
 
     dim = int(encode(["dimension probe"], 1).shape[1])
-    return Embedder(model_id, dim, "torch", folder, int(st.max_seq_length), time.perf_counter() - start, note, encode)
+    return Embedder(
+        model_id, dim, "torch", folder, int(st.max_seq_length or 0), time.perf_counter() - start, note, encode
+    )

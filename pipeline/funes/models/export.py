@@ -84,7 +84,10 @@ def _build(kind: str, model_dir: Path, sha: str, folder: Path) -> dict:
         shutil.rmtree(tmp, ignore_errors=True)
         failed.write_text(f"ONNX export of {model_dir} failed: {type(exc).__name__}: {exc}", encoding="utf-8")
         raise ExportFailed(f"ONNX export of {model_dir} failed: {exc}") from exc
-    return read_meta(folder)
+    built = read_meta(folder)
+    if built is None:  # another process replaced it with an export of another recipe
+        raise ExportFailed(f"ONNX export of {model_dir} left no readable meta.json in {folder}")
+    return built
 
 
 def _prune_old_recipes(folder: Path) -> None:

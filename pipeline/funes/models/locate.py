@@ -99,8 +99,8 @@ def resolve(model_id: str, env_var: str) -> Path:
                 hint=f"point {env_var} at a saved model folder or an HF id in the HF cache",
             )
         return folder
-    folder = wheel_dir(model_id) or _hf_snapshot(model_id)
-    if folder is None:
+    found = wheel_dir(model_id) or _hf_snapshot(model_id)
+    if found is None:
         if model_id in WHEEL:
             package = WHEEL[model_id][1]
             raise FunesError(
@@ -111,7 +111,7 @@ def resolve(model_id: str, env_var: str) -> Path:
             f"{model_id} is not in the HF cache ({hf_cache_dir()})",
             hint=f"{download_hint(model_id)}, or point {env_var} at a local model folder",
         )
-    return folder
+    return found
 
 
 def _hf_snapshot(repo_id: str) -> Path | None:

@@ -27,7 +27,7 @@ class Reranker:
     max_length: int
     load_seconds: float
     note: str = ""
-    _score: Callable[[list[tuple[str, str]], int], np.ndarray] = field(default=None, repr=False)
+    _score: Callable[[list[tuple[str, str]], int], np.ndarray] = field(default=backends.unloaded, repr=False)
 
     def score(self, query: str, passages: list[str], batch_size: int = 32) -> np.ndarray:
         """One raw logit per passage (float32, input order); higher means more relevant."""
@@ -74,7 +74,7 @@ def _load(model_id: str, folder: Path, want: str, length: int) -> Reranker:
     choice = backends.choose("rerank", folder, sha, want, model_id)
     from funes.models.runtime import OnnxModel
 
-    if choice.onnx_file is not None:
+    if choice.onnx_file is not None and choice.meta is not None:
         try:
             meta = choice.meta
             model = OnnxModel(choice.onnx_file, Path(meta["dir"]) / "tokenizer.json", meta["inputs"], length)
@@ -99,8 +99,8 @@ def _torch(model_id: str, folder: Path, length: int, note: str, start: float) ->
 
     from funes.models.runtime import threads
 
-    if threads():
-        torch.set_num_threads(threads())
+    if n := threads():
+        torch.set_num_threads(n)
     ce = CrossEncoder(str(folder), device="cpu", max_length=length, local_files_only=True)
 
     def score(pairs: list[tuple[str, str]], batch_size: int) -> np.ndarray:

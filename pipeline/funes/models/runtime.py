@@ -47,7 +47,7 @@ class OnnxModel:
             if out is None:
                 out = np.empty((len(items), *result.shape[1:]), dtype=np.float32)
             out[idx] = result
-        return out
+        return out if out is not None else np.empty(0, dtype=np.float32)
 
     def _feed(self, encodings: list) -> dict[str, np.ndarray]:
         width = max(len(e.ids) for e in encodings)

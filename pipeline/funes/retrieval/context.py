@@ -55,8 +55,8 @@ def turn_window(table, turn_uuid: str, window: int) -> list[Turn] | None:
     recs = [r for r in recs if abs(r["seq"] - center) <= window]
     recs.sort(key=lambda r: (r["seq"], r["turn_uuid"], r["block_idx"], r["split_idx"]))
     turns = []
-    for (seq, uuid), group in groupby(recs, key=lambda r: (r["seq"], r["turn_uuid"])):
-        group = list(group)
+    for (seq, uuid), grouped in groupby(recs, key=lambda r: (r["seq"], r["turn_uuid"])):
+        group = list(grouped)
         blocks = [_block(list(pieces)) for _, pieces in groupby(group, key=lambda r: r["block_idx"])]
         turns.append(Turn(group[0]["ts"], group[0]["role"], int(seq), uuid, blocks))
     return turns

@@ -190,7 +190,9 @@ class Retriever:
 
 
 class _Clock:
-    def __init__(self):
+    """Seconds per recall stage (RecallResult.timings)."""
+
+    def __init__(self) -> None:
         self.laps: dict[str, float] = {}
         self._t = time.perf_counter()
 

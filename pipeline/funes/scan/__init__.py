@@ -15,7 +15,7 @@ hit there covers the whole run). Three engines scan every view:
 
 Spans of all engines are unioned and overlapping spans merged. Kingfisher is *expected* when its
 binary is found: if it then fails, `find` raises FunesError (fail closed). When it is absent the
-other two engines still run and `engines()` says Kingfisher is unavailable. Messages never carry
+other two engines still run (`kingfisher.binary()` says why it is unavailable). Messages never carry
 text from the scanned input.
 
 Modules: `views` (the views and their span maps), `kingfisher`, `detectsecrets`, `rules` (funes
@@ -37,7 +37,6 @@ from funes.scan.kingfisher import binary as _kingfisher_binary
 from funes.scan.views import text_views
 from funes.scan.windows import lower, word_windows
 
-KINGFISHER_CALLS = 0  # subprocess runs so far (tests assert one per batch)
 KINGFISHER_TIMEOUT_S = 600
 ENGINE_NAMES = ("kingfisher", "detect-secrets", "funes-rules")
 
@@ -68,19 +67,8 @@ _MARKER = re.compile(r"\[REDACTED:[A-Za-z0-9_.+-]{1,40}\]")
 _SEP = "\n\x00\n"  # no rule matches across it (no token charset holds NUL; lines end at it)
 
 
-def engines() -> dict[str, str]:
-    """Engine name -> version, or "unavailable: <why>" (status shows it)."""
-    path, why = _kingfisher_binary()
-    return {
-        "kingfisher": kingfisher.version(path) if path else f"unavailable: {why}",
-        "detect-secrets": detectsecrets.version(),
-        "funes-rules": f"builtin ({len(rules.TOKEN_RULES)} token patterns + context rules)",
-    }
-
-
 def find(texts: list[str], *, only: Iterable[str] | None = None) -> list[list[Finding]]:
     """Secret spans per text: all engines (or `only` those named) over every view, merged."""
-    global KINGFISHER_CALLS
     use = set(only) if only is not None else set(ENGINE_NAMES)
     if use - set(ENGINE_NAMES):
         raise ValueError(f"unknown scanner engine(s): {sorted(use - set(ENGINE_NAMES))}")
@@ -89,7 +77,6 @@ def find(texts: list[str], *, only: Iterable[str] | None = None) -> list[list[Fi
     path = _kingfisher_binary()[0] if "kingfisher" in use else None
     job = None
     if path and any(t.strip() for t in texts):
-        KINGFISHER_CALLS += 1
         job = kingfisher.Job(path, [v.text for _, v in flat], KINGFISHER_TIMEOUT_S)
     try:
         ds = "detect-secrets" in use and detectsecrets.available()

@@ -99,16 +99,6 @@ def binary() -> tuple[str | None, str]:
 
 
 @functools.lru_cache(maxsize=8)
-def version(path: str) -> str:
-    """The last word of `kingfisher --version`, or "unavailable: <why>"."""
-    try:
-        p = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.SubprocessError) as e:
-        return f"unavailable: cannot run {path} ({type(e).__name__})"
-    words = p.stdout.split()
-    return words[-1] if p.returncode == 0 and words else f"unavailable: {path} --version exit {p.returncode}"
-
-
 def _env() -> dict[str, str]:
     """Pin the compiled-rule cache to a private per-user dir, so a changed $HOME (tests, hooks)
     does not pay the ~9 s rule compilation again."""
@@ -183,7 +173,7 @@ class Job:
         self.thread.join()
         if self.timed_out:
             raise FunesError(f"kingfisher timed out after {self.timeout}s", _HINT)
-        out = []
+        out: list[tuple[int, str, int, int]] = []
         for rec in self._records():
             f, rule_id = rec["finding"], rec["rule"]["id"]
             i = bisect.bisect_right(self.first_lines, f["line"]) - 1
@@ -220,9 +210,10 @@ class Job:
                 raise FunesError("kingfisher could not scan the whole batch", _HINT)
             if "rule" in rec:
                 f, rule = rec.get("finding"), rec.get("rule")
-                ok = isinstance(f, dict) and isinstance(rule, dict) and isinstance(rule.get("id"), str)
                 if (
-                    not ok
+                    not isinstance(f, dict)
+                    or not isinstance(rule, dict)
+                    or not isinstance(rule.get("id"), str)
                     or not isinstance(f.get("line"), int)
                     or f["line"] < 1
                     or not isinstance(f.get("snippet"), str)

@@ -59,16 +59,24 @@ def _unescape(view: View) -> View | None:
 
 def _escape_segments(text: str) -> tuple[list[int], list[int], list[int]]:
     """(view start, raw start, raw end or -1 for literal runs) of each segment of the view."""
-    vstarts, rstarts, rends = [], [], []
+    vstarts: list[int] = []
+    rstarts: list[int] = []
+    rends: list[int] = []
+
+    def piece(vstart: int, rstart: int, rend: int) -> None:
+        vstarts.append(vstart)
+        rstarts.append(rstart)
+        rends.append(rend)
+
     pos = vpos = 0
     for m in _ESC.finditer(text):
         if m.start() > pos:
-            vstarts.append(vpos), rstarts.append(pos), rends.append(-1)
+            piece(vpos, pos, -1)
             vpos += m.start() - pos
-        vstarts.append(vpos), rstarts.append(m.start()), rends.append(m.end())
+        piece(vpos, m.start(), m.end())
         vpos += 1
         pos = m.end()
-    vstarts.append(vpos), rstarts.append(pos), rends.append(-1)
+    piece(vpos, pos, -1)
     return vstarts, rstarts, rends
 
 

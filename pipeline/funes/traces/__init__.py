@@ -45,7 +45,3 @@ class Parsed:
 
     frame: pl.DataFrame
     skipped: Counter = field(default_factory=Counter)
-
-    @property
-    def sessions(self) -> int:
-        return self.frame["session_id"].n_unique() if self.frame.height else 0

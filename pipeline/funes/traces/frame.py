@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import polars as pl
 import pyarrow as pa
 
-from funes.schema import TURN_COLUMNS, arrow_schema
+from funes.schema import arrow_schema, columns
 from funes.traces import Parsed
 
 # Rust's str::trim strips Unicode White_Space; Python's str.strip() would also strip U+001C..U+001F,
@@ -140,7 +140,7 @@ def build_frame(session_id: str, workdir: str, turns: list[Turn], source_path: s
         "source_path": [source_path] * n,
         "harness": [harness] * n,
     }
-    return pl.DataFrame({c: cols[c] for c in TURN_COLUMNS}, schema=polars_schema())
+    return pl.DataFrame({c: cols[c] for c in columns("turns")}, schema=polars_schema())
 
 
 def concat(frames: list[pl.DataFrame]) -> pl.DataFrame:

@@ -104,11 +104,6 @@ def session_unit(db: Path, session: str, watermark: int | None, last: float | No
     return Unit(f"hermes:{db}#{session}", HARNESS, db, str(watermark), float(mtime), session)
 
 
-def session_ids(root: Path) -> set[str]:
-    """Every session id the database holds messages for (used to skip duplicate log files)."""
-    return {u.session for u in units(root) if u.session is not None}
-
-
 def read(unit: Unit) -> Parsed:
     skipped: Counter = Counter()
     with closing(connect(unit.path)) as conn:
@@ -207,7 +202,7 @@ def tool_call_blocks(raw: object) -> list[Block]:
 
 
 def _call_block(call: dict) -> Block:
-    fn = call.get("function") if isinstance(call.get("function"), dict) else {}
+    fn: dict = call["function"] if isinstance(call.get("function"), dict) else {}
     args = fn.get("arguments")
     text = args if isinstance(args, str) else "{}" if args is None else compact_json(args)
     return Block("tool_use", text, _str(fn.get("name")), _str(call.get("id")))

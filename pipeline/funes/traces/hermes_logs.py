@@ -76,8 +76,9 @@ def read_json_log(path: Path) -> Parsed:
     if not isinstance(log, dict) or not isinstance(log.get("messages"), list):
         skipped[NOT_TRANSCRIPT] += 1
         return build(session_id_of(path), [], "", path, skipped)
-    sid = log.get("session_id") if isinstance(log.get("session_id"), str) else session_id_of(path)
-    start = log.get("session_start") if isinstance(log.get("session_start"), str) else ""
+    sid, start = log.get("session_id"), log.get("session_start")
+    sid = sid if isinstance(sid, str) else session_id_of(path)
+    start = start if isinstance(start, str) else ""
     return build(sid, [m for m in log["messages"] if isinstance(m, dict)], start, path, skipped)
 
 

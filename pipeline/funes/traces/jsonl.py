@@ -91,7 +91,8 @@ def parse_line(line: str, is_last: bool, skipped: Counter) -> list[dict]:
 
 def _recover(line: str, is_last: bool, skipped: Counter) -> list:
     """Objects written back to back without a newline are all kept; anything else is counted."""
-    values, pos = [], 0
+    values: list = []
+    pos = 0
     while pos < len(line):
         try:
             value, end = _DECODER.raw_decode(line, pos)

@@ -124,7 +124,7 @@ def message_blocks(message: dict) -> list[Block]:
         blocks.append(Block("text", message["content"]))
     calls = message.get("tool_calls")
     for call in calls if isinstance(calls, list) else []:
-        fn = call.get("function") if isinstance(call, dict) and isinstance(call.get("function"), dict) else {}
+        fn: dict = call["function"] if isinstance(call, dict) and isinstance(call.get("function"), dict) else {}
         args = fn.get("arguments")
         text = args if isinstance(args, str) else "{}" if args is None else compact_json(args)
         name = fn.get("name")

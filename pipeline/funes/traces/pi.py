@@ -59,7 +59,7 @@ def entry_turn(entry: dict) -> Turn | None:
     parent = entry.get("parentId")
     return Turn(
         turn_uuid=_str(entry.get("id")) or "",
-        role={"toolResult": "tool", "bashExecution": "user"}.get(role, role),
+        role={"toolResult": "tool", "bashExecution": "user"}.get(str(role), str(role)),  # role_blocks knew it
         ts=timestamp(entry.get("timestamp")),
         blocks=blocks,
         parent_uuid=parent if isinstance(parent, str) else None,
@@ -111,7 +111,7 @@ def bash_blocks(message: dict) -> list[Block]:
     if blank(command):
         return []
     blocks = [Block("tool_use", compact_json({"command": command}), "bash")]
-    if not blank(output):
+    if isinstance(output, str) and not blank(output):
         blocks.append(Block("tool_result", output, "bash"))
     return blocks
 

@@ -20,8 +20,8 @@ from funes.traces import Unit, hermes
 _GIT_TIMEOUT_S = 5
 
 
-def repo_for_unit(unit: Unit, frame: object = None) -> str:
-    """The `repo` value stamped on every chunk of a unit (`frame` is accepted and not needed)."""
+def repo_for_unit(unit: Unit) -> str:
+    """The `repo` value stamped on every chunk of a unit."""
     return repo_of_cwd(cwd_of_unit(unit))
 
 
