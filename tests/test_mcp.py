@@ -144,7 +144,7 @@ def test_no_memory_is_error_text_not_a_crash(tmp_path):
     from mcp import Client
 
     fh = tmp_path / "home" / ".funes"
-    fh.parent.mkdir()
+    fh.parent.mkdir(exist_ok=True)
 
     async def go():
         async with Client(stdio_params(fh, "--backend", "local")) as c:
@@ -161,7 +161,7 @@ def test_a_running_server_sees_a_new_index(tmp_path):
     from mcp import Client
 
     fh = tmp_path / "home" / ".funes"
-    fh.parent.mkdir()
+    fh.parent.mkdir(exist_ok=True)
     index_sample(fh, "claude")
 
     async def go():
@@ -229,7 +229,7 @@ def test_serve_on_a_loopback_port_and_single_instance(tmp_path):
     from mcp import Client
 
     fh = tmp_path / "home" / ".funes"
-    fh.parent.mkdir()
+    fh.parent.mkdir(exist_ok=True)
     index_sample(fh)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -254,7 +254,7 @@ def test_idle_server_exits_and_removes_its_socket(tmp_path):
     from funes import paths
 
     fh = tmp_path / "home" / ".funes"
-    fh.parent.mkdir()
+    fh.parent.mkdir(exist_ok=True)
     proc = start_server(fh, "--idle", "0.02")  # 1.2 s
     assert proc.wait(timeout=30) == 0
     assert not paths.serve_socket(fh).exists()

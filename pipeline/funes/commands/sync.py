@@ -112,12 +112,14 @@ def _turns(report) -> int:
 def _index_with_retry(events: list[dict]):
     from funes.commands import index
 
-    sources, sweep = _sources(events)
+    sources = _sources(events)
     opts = index.Options(no_embed=os.environ.get("FUNES_SYNC_EMBED", "1") == "0")
     deadline, wait = time.monotonic() + LOCK_WAIT_S, 0.5
     while True:
         try:
-            return index.index_sources(sources, opts, budgeted=sweep)
+            # budgeted: a day-zero backlog of unembedded chunks is worked off a minute per run, so the
+            # worker never holds the memory's lock for an hour (the new turns' text is stored first)
+            return index.index_sources(sources, opts, budgeted=True)
         except LockBusy:
             if time.monotonic() + wait > deadline:
                 raise
@@ -125,7 +127,7 @@ def _index_with_retry(events: list[dict]):
             wait = min(wait * 2, 10.0)
 
 
-def _sources(events: list[dict]) -> tuple[list, bool]:
+def _sources(events: list[dict]) -> list:
     """Distinct transcripts the events name; a sweep of an agent's folders for events without one (Hermes)."""
     from funes.traces import source
 
@@ -140,7 +142,7 @@ def _sources(events: list[dict]) -> tuple[list, bool]:
     sources = [s for p, h in files.items() for s in source.resolve(Path(p), h)]
     for h in sorted(sweeps):
         sources += _sweep(h)
-    return sources, bool(sweeps)
+    return sources
 
 
 def _sweep(harness: str) -> list:
