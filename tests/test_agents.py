@@ -248,3 +248,17 @@ def test_without_the_agent_cli_the_manual_commands_are_printed(home):
     out = funes(home / ".funes", "add", "claude", "--yes", "--no-index", PATH="/usr/bin:/bin")
     assert out.returncode == 0, out.stderr
     assert "`claude` isn't on PATH; run these yourself:\n  claude mcp remove funes -s user" in out.stdout
+
+
+def test_hermes_no_approve_leaves_consent_to_hermes(home):
+    allow = home / ".hermes/shell-hooks-allowlist.json"
+    original = allow.read_bytes()
+    out = _add(home, "hermes", "--no-approve")
+    assert "not pre-approved" in out.stdout
+    assert allow.read_bytes() == original  # the user's approvals only
+    _add(home, "hermes")  # approving later, then withdrawing it again with a re-run
+    assert "hook hermes post_llm_call" in allow.read_text()
+    _add(home, "hermes", "--no-approve")
+    assert "hook hermes" not in allow.read_text() and "audit.sh" in allow.read_text()
+    assert funes(home / ".funes", "remove", "hermes").returncode == 0
+    assert allow.read_bytes() == original

@@ -104,7 +104,14 @@ def cmd_add(args) -> int:
         if not _confirm(f"index your {LABELS[plan.agent]} sessions (about a minute) and register funes with it?"):
             print("nothing was changed", file=sys.stderr)
             return 1
-    result = add(args.agent, args.memory, url=args.url, seed=not args.no_index, progress=_progress_printer())
+    result = add(
+        args.agent,
+        args.memory,
+        url=args.url,
+        approve=not args.no_approve,
+        seed=not args.no_index,
+        progress=_progress_printer(),
+    )
     sys.stdout.write(add_report(result))
     return 0
 
@@ -252,6 +259,7 @@ def _add_agent_commands(sub) -> None:
     ad.add_argument("memory", nargs="?", help="local (default), a PATH, or a Hub dataset owner/name to publish to")
     ad.add_argument("--yes", action="store_true", help="no questions (scripts)")
     ad.add_argument("--no-index", action="store_true", help="skip the first index of the agent's sessions")
+    ad.add_argument("--no-approve", action="store_true", help="Hermes: leave approving the funes hooks to Hermes")
     ad.add_argument("--url", help="register a running `funes serve --port N` (http://127.0.0.1:N/mcp) instead")
     ad.set_defaults(func=cmd_add)
 

@@ -72,6 +72,7 @@ class Plan:
     binding: Binding
     funes: list[str]
     url: str | None = None  # a `funes serve --port` endpoint instead of a stdio command
+    approve: bool = True  # Hermes: pre-approve the funes hooks in its allowlist (a consent made for the user)
 
     def mcp_argv(self) -> list[str]:
         # a Hub binding is where the local memory is published to; recall keeps reading the local
@@ -92,7 +93,7 @@ class Edit:
     """One file `add` writes: render(current text or None) -> new text; strip(current) -> text without funes (None deletes)."""
 
     path: Path
-    render: Callable[[str | None], str]
+    render: Callable[[str | None], str | None]  # None: leave this file alone (nothing to add, none there)
     strip: Callable[[str], str | None]
     owned: bool = False  # a file funes creates whole (plugin files, skills): remove deletes it
     mode: int = 0o600

@@ -27,13 +27,21 @@ def integration(plan: Plan) -> Integration:
     return Integration(
         edits=[
             Edit(config, lambda cur: _with_funes(config, cur, plan), lambda cur: _with_funes(config, cur, None)),
-            Edit(allow, lambda cur: _approve(allow, cur, plan) or "", lambda cur: _approve(allow, cur, None)),
+            # --no-approve still strips approvals an earlier add made, so the file matches the choice
+            Edit(
+                allow,
+                lambda cur: _approve(allow, cur, plan if plan.approve else None),
+                lambda cur: _approve(allow, cur, None),
+            ),
         ],
         legacy=[home / "hooks" / n for n in ("funes-index.sh", "funes-push.sh", "funes-sync.log")],
-        next_step="restart Hermes; `hermes mcp list` and `hermes hooks list` should show funes",
+        next_step="restart Hermes; `hermes mcp list` and `hermes hooks list` should show funes"
+        + ("" if plan.approve else " (approve its two hooks when Hermes asks, or they never run)"),
         notes=[
             "the funes hooks were approved in shell-hooks-allowlist.json on your behalf (so gateway and cron runs "
-            "index too); `hermes hooks revoke` withdraws that",
+            "index too); `hermes hooks revoke` withdraws that, `funes add hermes --no-approve` leaves it to you"
+            if plan.approve
+            else "the funes hooks are not pre-approved: Hermes asks once on a terminal, and skips them in gateway/cron runs",
             "Hermes shows the tools as mcp_funes_recall, mcp_funes_get and mcp_funes_status",
         ],
     )

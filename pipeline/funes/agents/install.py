@@ -28,6 +28,8 @@ def install(plan: Plan, integration: Integration) -> Report:
     doc = manifest.load(plan.agent) or {}
     staged = [(e, cur, e.render(cur)) for e in integration.edits for cur in [read(e.path)]]
     for edit, cur, new in staged:
+        if new is None:
+            continue
         manifest.record_before(plan.agent, doc, edit.path, cur)
         _remember_dirs(doc, edit.path)
         if _write_checked(edit, cur, new):
@@ -88,14 +90,14 @@ def _undo_file(path: Path, entry: dict, strip, report: Report) -> None:
         report.changed.append(f"{verb} {path}")
 
 
-def _write_checked(edit: Edit, cur: str | None, new: str) -> bool:
+def _write_checked(edit: Edit, cur: str | None, new: str | None) -> bool:
     """Optimistic concurrency: if the agent rewrote the file since we read it, re-apply on its new text."""
     for _ in range(3):
         now = read(edit.path)
         if now != cur:
             cur, new = now, edit.render(now)
             continue
-        return write_atomic(edit.path, new, edit.mode)
+        return new is not None and write_atomic(edit.path, new, edit.mode)
     raise MalformedConfig(f"{edit.path} keeps changing while funes edits it; close the agent and retry")
 
 

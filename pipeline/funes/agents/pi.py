@@ -21,7 +21,7 @@ def integration(plan: Plan) -> Integration:
     legacy = paths.integrations_dir() / "pi"  # the original's bridge extension, installed with `pi install`
     return Integration(
         edits=[
-            Edit(mcp, lambda cur: _with_server(mcp, cur, plan) or "", lambda cur: _with_server(mcp, cur, None)),
+            Edit(mcp, lambda cur: _with_server(mcp, cur, plan), lambda cur: _with_server(mcp, cur, None)),
             Edit(ext, lambda _cur: assets.pi_extension(plan.funes), lambda _cur: None, owned=True, mode=0o644),
         ],
         legacy=[legacy],

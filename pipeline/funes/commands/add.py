@@ -21,17 +21,23 @@ class AddResult:
     extra: list[str] = field(default_factory=list)
 
 
-def plan_for(agent: str, memory: str | None, url: str | None = None) -> Plan:
+def plan_for(agent: str, memory: str | None, url: str | None = None, approve: bool = True) -> Plan:
     agent = agents.parse_agent(agent)
     if url and not url.startswith(("http://127.0.0.1:", "http://localhost:", "http://[::1]:")):
         raise UsageError(f"--url must be a loopback `funes serve --port` endpoint, got {url}")
-    return Plan(agent, parse_memory(memory), funes_argv(), url)
+    return Plan(agent, parse_memory(memory), funes_argv(), url, approve)
 
 
 def add(
-    agent: str, memory: str | None = None, *, url: str | None = None, seed: bool = True, progress=None
+    agent: str,
+    memory: str | None = None,
+    *,
+    url: str | None = None,
+    approve: bool = True,
+    seed: bool = True,
+    progress=None,
 ) -> AddResult:
-    plan = plan_for(agent, memory, url)
+    plan = plan_for(agent, memory, url, approve)
     result = AddResult(Report(plan.agent), memory=plan.binding.spec, remote=plan.binding.remote)
     if seed:
         result.seeded, result.seed_note = _seed(plan.agent, progress)
