@@ -227,13 +227,15 @@ def test_the_original_claude_and_pi_installs_are_unregistered(home, tmp_path):
     bin_dir, calls = tmp_path / "bin", tmp_path / "calls.log"
     bin_dir.mkdir()
     for name in ("claude", "pi"):
-        (bin_dir / name).write_text(f'#!/bin/sh\necho "{name} $*" >> {calls}\n')
+        version = 'if [ "$1" = --version ]; then echo "2.1.100 (Claude Code)"; exit 0; fi\n'
+        (bin_dir / name).write_text(f'#!/bin/sh\n{version}echo "{name} $*" >> {calls}\n')
         (bin_dir / name).chmod(0o755)
     path = f"{bin_dir}:/usr/bin:/bin"
     for agent in ("claude", "pi"):
         out = funes(home / ".funes", "add", agent, "--yes", "--no-index", PATH=path)
         assert out.returncode == 0, out.stderr
         assert "the original funes's integration" in out.stdout
+        assert ("older than 2.1.157" in out.stdout) is (agent == "claude")
     assert calls.read_text().splitlines() == [
         "claude plugin uninstall funes@huggingface",
         "claude plugin marketplace remove huggingface",

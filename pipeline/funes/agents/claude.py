@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
+import shutil
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -39,8 +42,28 @@ def integration(plan: Plan) -> Integration:
         legacy=[paths.integrations_dir() / "claude-plugin"],
         commands=_legacy_commands(),
         next_step="run /reload-plugins in Claude Code (or restart it) to load the funes plugin",
-        notes=[f"Claude sees the tools as {TOOLS}recall, {TOOLS}get and {TOOLS}status"],
+        notes=[f"Claude sees the tools as {TOOLS}recall, {TOOLS}get and {TOOLS}status"] + _version_note(),
     )
+
+
+MIN_VERSION = (2, 1, 157)  # the first Claude Code that loads a plugin from ~/.claude/skills/<name>/
+
+
+def _version_note() -> list[str]:
+    if shutil.which("claude") is None:
+        return []
+    try:
+        out = subprocess.run(
+            ["claude", "--version"], capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    m = re.match(r"\s*(\d+)\.(\d+)\.(\d+)", out.stdout)
+    if m is None or tuple(int(g) for g in m.groups()) >= MIN_VERSION:
+        return []
+    return [
+        f"Claude Code {'.'.join(m.groups())} is older than 2.1.157 and will not load this plugin: run `claude update`"
+    ]
 
 
 def _fixed(text: str) -> Callable[[str | None], str]:
