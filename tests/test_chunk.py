@@ -109,3 +109,9 @@ def test_select_keeps_the_blocks_of_the_asked_tiers():
     assert kept(["tool_use"]) == ["tool_use"]
     assert kept(vocab.TIERS) == ["text", "thinking", "tool_use", "tool_result", "image"]
     assert stages.select(blocks, {"tool_result"}, True)["block_idx"].to_pylist() == [3]
+
+
+def test_trim_uses_the_parsers_whitespace():
+    from funes.traces.frame import WHITESPACE
+
+    assert set(chunk._WS) == set(WHITESPACE)

@@ -8,9 +8,11 @@ so this venv's editable-install hook is not run and only the installed wheel pro
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,7 @@ import pytest
 from conftest import REPO
 
 pytestmark = pytest.mark.slow
+_NOT_SOURCE = (".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache", "out", ".funes-sample")
 
 
 def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
@@ -30,8 +33,15 @@ def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
 def installed(tmp_path_factory) -> Path:
     """bin/ of a fresh venv holding the funes wheel built from this tree."""
     tmp = tmp_path_factory.mktemp("wheel")
-    _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", str(REPO), "-w", str(tmp)])
+    # build from a copy of the tree: an in-tree build would reuse build/lib, stale files included
+    src = tmp / "src"
+    shutil.copytree(REPO, src, ignore=shutil.ignore_patterns(*_NOT_SOURCE))
+    _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", str(src), "-w", str(tmp)])
     (wheel,) = tmp.glob("funes-*.whl")
+    with zipfile.ZipFile(wheel) as zf:
+        shipped = {n for n in zf.namelist() if n.startswith("funes/") and n.endswith(".py")}
+    tree = {p.relative_to(REPO / "pipeline").as_posix() for p in (REPO / "pipeline" / "funes").rglob("*.py")}
+    assert shipped == tree  # every module of the tree, and nothing stale
     venv = tmp / "venv"
     _run([sys.executable, "-m", "venv", "--without-pip", str(venv)])
     target = venv / "bin" / "python"

@@ -9,7 +9,8 @@ MAX_CHARS = 1200
 OVERLAP = 150
 HALF = 600
 
-# Rust's str::trim strips White_Space; Python's strip() also strips U+001C..U+001F.
+# Rust's str::trim strips White_Space; Python's strip() also strips U+001C..U+001F. The same set as
+# traces.frame.WHITESPACE (a test pins it), not imported from there: that module pulls polars into recall.
 _WS = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 
 

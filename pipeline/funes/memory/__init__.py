@@ -16,8 +16,9 @@ import numpy as np
 
 from funes import models, paths, schema
 from funes.errors import MemoryIncompatible, MemoryMissing, MemoryUnreadable
-from funes.memory import lock, tables
+from funes.memory import tables
 from funes.memory.atomic import read_json, write_json
+from funes.memory.lock import writer_lock
 from funes.memory.tables import ChunkTable, VectorTable
 
 MANIFEST = "manifest.json"
@@ -76,7 +77,7 @@ class Memory:
 
     def lock(self) -> AbstractContextManager[None]:
         """The writer lock of this memory's location (raises LockBusy when another writer holds it)."""
-        return lock.writer_lock(paths.lock_file_for(self.path))
+        return writer_lock(paths.lock_file_for(self.path))
 
     # ---- state -------------------------------------------------------------------------------
 

@@ -148,6 +148,8 @@ def search(
     n_docs = sum(s.n for s in segments)
     avgdl = max(float(sum(float(np.sum(s.doclen, dtype=np.float64)) for s in segments)) / max(n_docs, 1), 1e-9)
     hits = {t: [s.postings(t) for s in segments] for t in terms}
+    # document frequency over the whole memory, once per term (not once per segment and term)
+    idfs = {t: _idf(n_docs, sum(len(q[0]) for q in hits[t] if q is not None)) for t in hits}
     rows_out, scores_out = [], []
     for i, seg in enumerate(segments):
         scores = None
@@ -155,8 +157,7 @@ def search(
             p = hits[t][i]
             if p is None or not len(p[0]):
                 continue
-            df = sum(len(q[0]) for q in hits[t] if q is not None)
-            idf = np.log1p((n_docs - df + 0.5) / (df + 0.5))
+            idf = idfs[t]
             docs, tf = p
             norm = K1 * (1 - B + B * np.asarray(seg.doclen)[docs] / avgdl)
             w = (idf * tf / (tf + norm)).astype(np.float32)
@@ -176,6 +177,11 @@ def search(
         return np.empty(0, np.int64), np.empty(0, np.float32)
     rows, scores = np.concatenate(rows_out), np.concatenate(scores_out)
     return top(rows, scores, limit)
+
+
+def _idf(n_docs: int, df: int) -> np.float64:
+    """Lucene's BM25 idf: log(1 + (N - df + 0.5) / (df + 0.5)), in float64 (the weights are summed from it)."""
+    return np.log1p((n_docs - df + 0.5) / (df + 0.5))
 
 
 def top(rows: np.ndarray, scores: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:

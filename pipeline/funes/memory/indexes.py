@@ -221,10 +221,16 @@ def merge_start(sizes: list[int]) -> int:
     return j
 
 
+def _tail_run(segs: list[dict]) -> int | None:
+    """Where the trailing run of segments due for a merge starts (None: nothing to merge)."""
+    j = merge_start([s["end"] - s["start"] for s in segs])
+    return j if j < len(segs) - 1 else None
+
+
 def _merge_bm25(man: dict, folder: Path) -> int:
     segs = man["bm25"]
-    j = merge_start([s["end"] - s["start"] for s in segs])
-    if j >= len(segs) - 1:
+    j = _tail_run(segs)
+    if j is None:
         return 0
     run = segs[j:]
     seg = bm25.merge([bm25.load(folder / s["dir"], s["start"]) for s in run])
@@ -242,8 +248,8 @@ def _index_vectors(vectors, man: dict, folder: Path, m: int, say) -> int:
     _add_faiss(man, folder, _read_vectors(vectors, lo, m), lo, m)
     man["vectors"]["rows"] = m
     segs = man["faiss"]
-    j = merge_start([s["end"] - s["start"] for s in segs])
-    if j >= len(segs) - 1:
+    j = _tail_run(segs)
+    if j is None:
         return 0
     run = segs[j:]
     say(f"merging {len(run)} vector segments ({run[-1]['end'] - run[0]['start']} vectors)", True)

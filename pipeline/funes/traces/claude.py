@@ -22,6 +22,8 @@ from funes.traces.frame import (
     flatten,
     munge_workdir,
     parsed,
+    str_or_none,
+    text_blocks,
 )
 from funes.traces.jsonl import fallback_workdir, file_units, read_records, walk_jsonl
 
@@ -67,10 +69,8 @@ def record_turn(record: dict) -> Turn | None:
 
 
 def content_blocks(content: object) -> list[Block]:
-    if isinstance(content, str):
-        return [] if blank(content) else [Block("text", content)]
     if not isinstance(content, list):
-        return []
+        return text_blocks(content)  # a string is one text block; anything else none
     blocks = (element_block(e) for e in content if isinstance(e, dict))
     return [b for b in blocks if b is not None]
 
@@ -82,12 +82,8 @@ def element_block(e: dict) -> Block | None:
     if kind == "thinking":
         return None if blank(e.get("thinking")) else Block("thinking", e["thinking"])
     if kind == "tool_use":
-        return Block("tool_use", compact_json(e.get("input", {})), _str(e.get("name")), _str(e.get("id")))
+        return Block("tool_use", compact_json(e.get("input", {})), str_or_none(e.get("name")), str_or_none(e.get("id")))
     if kind == "tool_result":
         text = flatten(e.get("content"))
-        return None if blank(text) else Block("tool_result", text, None, _str(e.get("tool_use_id")))
+        return None if blank(text) else Block("tool_result", text, None, str_or_none(e.get("tool_use_id")))
     return None  # image, redacted_thinking, server tool blocks: nothing to recall by text
-
-
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) else None

@@ -25,10 +25,13 @@ from funes.traces.frame import (
     compact_json,
     munge_workdir,
     parsed,
+    str_or_none,
+    text_blocks,
 )
 from funes.traces.jsonl import fallback_workdir, file_units, read_records, walk_jsonl
 
 HARNESS = "codex"
+_TEXT_PARTS = ("input_text", "output_text")  # a message content part that is prose
 _ENVELOPES = {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
 _ENV_CWD = re.compile(r"<environment_context>.*?<cwd>(.*?)</cwd>", re.S)
 
@@ -40,10 +43,10 @@ def units(root: Path, limit: int | None = None) -> list[Unit]:
 def read(unit: Unit) -> Parsed:
     records, skipped = read_records(unit.path)
     meta, header = session_meta(records), legacy_header(records)
-    session_id = _str(meta.get("id")) or _str(header.get("id")) or unit.path.stem
+    session_id = str_or_none(meta.get("id")) or str_or_none(header.get("id")) or unit.path.stem
     turns = []
     for record in records:
-        item = item_of(record, _str(header.get("timestamp")) or "")
+        item = item_of(record, str_or_none(header.get("timestamp")) or "")
         turn = item_turn(*item) if item else None
         if turn is not None:
             turns.append(turn)
@@ -71,37 +74,25 @@ def item_of(record: dict, header_ts: str) -> tuple[dict, str, bool] | None:
     kind = record.get("type")
     if kind == "response_item":
         payload = record.get("payload")
-        return (payload, _str(record.get("timestamp")) or "", False) if isinstance(payload, dict) else None
+        return (payload, str_or_none(record.get("timestamp")) or "", False) if isinstance(payload, dict) else None
     if isinstance(kind, str) and kind not in _ENVELOPES and "payload" not in record:
-        return record, _str(record.get("timestamp")) or header_ts, True
+        return record, str_or_none(record.get("timestamp")) or header_ts, True
     return None
 
 
 def item_turn(item: dict, ts: str, legacy: bool) -> Turn | None:
     kind = item.get("type")
     if kind == "message":
-        return Turn("", _str(item.get("role")) or "", ts, message_blocks(item.get("content")))
+        return Turn("", str_or_none(item.get("role")) or "", ts, text_blocks(item.get("content"), _TEXT_PARTS))
     if kind == "reasoning":
         return Turn("", "assistant", ts, reasoning_blocks(item, legacy))
     if kind in ("function_call", "custom_tool_call"):
         return Turn("", "assistant", ts, [call_block(item)])
     if kind in ("function_call_output", "custom_tool_call_output"):
         text = output_text(item.get("output"))
-        blocks = [] if blank(text) else [Block("tool_result", text, None, _str(item.get("call_id")))]
+        blocks = [] if blank(text) else [Block("tool_result", text, None, str_or_none(item.get("call_id")))]
         return Turn("", "tool", ts, blocks)
     return None  # tool_schema, local_shell_call, web_search_call, ...: not indexed (as upstream)
-
-
-def message_blocks(content: object) -> list[Block]:
-    if isinstance(content, str):
-        return [] if blank(content) else [Block("text", content)]
-    if not isinstance(content, list):
-        return []
-    return [
-        Block("text", e["text"])
-        for e in content
-        if isinstance(e, dict) and e.get("type") in ("input_text", "output_text") and not blank(e.get("text"))
-    ]
 
 
 def reasoning_blocks(item: dict, legacy: bool) -> list[Block]:
@@ -122,7 +113,7 @@ def _joined(parts: object, kind: str) -> str:
 def call_block(item: dict) -> Block:
     """Arguments verbatim (not re-serialised); custom tools carry `input` instead."""
     text = next((v for v in (item.get("arguments"), item.get("input")) if isinstance(v, str)), "{}")
-    return Block("tool_use", text, _str(item.get("name")), _str(item.get("call_id")))
+    return Block("tool_use", text, str_or_none(item.get("name")), str_or_none(item.get("call_id")))
 
 
 def output_text(output: object) -> str:
@@ -136,11 +127,7 @@ def env_workdir(records: list[dict]) -> str | None:
     for r in records:
         item = r.get("payload") if r.get("type") == "response_item" else r
         if isinstance(item, dict) and item.get("type") == "message":
-            found = _ENV_CWD.search("\n".join(b.text for b in message_blocks(item.get("content"))))
+            found = _ENV_CWD.search("\n".join(b.text for b in text_blocks(item.get("content"), _TEXT_PARTS)))
             if found:
                 return munge_workdir(found.group(1))
     return None
-
-
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) else None

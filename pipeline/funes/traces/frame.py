@@ -49,6 +49,24 @@ class Turn:
     seq: int = field(default=-1)
 
 
+def text_blocks(content: object, part_types: tuple[str, ...] = ("text",)) -> list[Block]:
+    """A message's text: a string is one block; a list yields its non-blank parts whose type is in `part_types`."""
+    if isinstance(content, str):
+        return [] if blank(content) else [Block("text", content)]
+    if not isinstance(content, list):
+        return []
+    return [
+        Block("text", e["text"])
+        for e in content
+        if isinstance(e, dict) and e.get("type") in part_types and not blank(e.get("text"))
+    ]
+
+
+def str_or_none(value: object) -> str | None:
+    """A JSON value that must be a string, else None (parsers never trust a field's type)."""
+    return value if isinstance(value, str) else None
+
+
 def blank(text: object) -> bool:
     """True for non-strings and for strings that are empty after a Rust-style trim."""
     return not isinstance(text, str) or not text.strip(WHITESPACE)

@@ -37,6 +37,7 @@ from funes.traces.frame import (
     flatten,
     munge_workdir,
     parsed,
+    str_or_none,
 )
 
 HARNESS = "hermes"
@@ -180,7 +181,7 @@ def message_blocks(msg: dict) -> list[Block] | None:
     if role == "tool":
         name, call = msg.get("tool_name"), msg.get("tool_call_id")
         texts = _text_blocks("tool_result", msg.get("content"))
-        return [Block("tool_result", b.text, _str(name), _str(call)) for b in texts]
+        return [Block("tool_result", b.text, str_or_none(name), str_or_none(call)) for b in texts]
     return None
 
 
@@ -205,7 +206,7 @@ def _call_block(call: dict) -> Block:
     fn: dict = call["function"] if isinstance(call.get("function"), dict) else {}
     args = fn.get("arguments")
     text = args if isinstance(args, str) else "{}" if args is None else compact_json(args)
-    return Block("tool_use", text, _str(fn.get("name")), _str(call.get("id")))
+    return Block("tool_use", text, str_or_none(fn.get("name")), str_or_none(call.get("id")))
 
 
 def rfc3339(ts: object) -> str:
@@ -230,7 +231,3 @@ def _fraction(nanos: int) -> str:
     if nanos % 1_000 == 0:
         return f".{nanos // 1_000:06d}"
     return f".{nanos:09d}"
-
-
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) else None

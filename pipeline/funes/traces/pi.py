@@ -24,6 +24,8 @@ from funes.traces.frame import (
     flatten,
     munge_workdir,
     parsed,
+    str_or_none,
+    text_blocks,
 )
 from funes.traces.jsonl import fallback_workdir, file_units, read_records, walk_jsonl
 
@@ -58,7 +60,7 @@ def entry_turn(entry: dict) -> Turn | None:
         return None
     parent = entry.get("parentId")
     return Turn(
-        turn_uuid=_str(entry.get("id")) or "",
+        turn_uuid=str_or_none(entry.get("id")) or "",
         role={"toolResult": "tool", "bashExecution": "user"}.get(str(role), str(role)),  # role_blocks knew it
         ts=timestamp(entry.get("timestamp")),
         blocks=blocks,
@@ -68,28 +70,16 @@ def entry_turn(entry: dict) -> Turn | None:
 
 def role_blocks(role: object, message: dict) -> list[Block] | None:
     if role == "user":
-        return user_blocks(message.get("content"))
+        return text_blocks(message.get("content"))
     if role == "assistant":
         return assistant_blocks(message.get("content"))
     if role == "toolResult":
         text = flatten(message.get("content"))
-        name, call = _str(message.get("toolName")), _str(message.get("toolCallId"))
+        name, call = str_or_none(message.get("toolName")), str_or_none(message.get("toolCallId"))
         return [] if blank(text) else [Block("tool_result", text, name, call)]
     if role == "bashExecution":
         return bash_blocks(message)
     return None
-
-
-def user_blocks(content: object) -> list[Block]:
-    if isinstance(content, str):
-        return [] if blank(content) else [Block("text", content)]
-    if not isinstance(content, list):
-        return []
-    return [
-        Block("text", e["text"])
-        for e in content
-        if isinstance(e, dict) and e.get("type") == "text" and not blank(e.get("text"))
-    ]
 
 
 def assistant_blocks(content: object) -> list[Block]:
@@ -102,7 +92,7 @@ def assistant_blocks(content: object) -> list[Block]:
             blocks.append(Block("text", e["text"]))
         elif kind == "toolCall":
             args = compact_json(e.get("arguments", {}))
-            blocks.append(Block("tool_use", args, _str(e.get("name")), _str(e.get("id"))))
+            blocks.append(Block("tool_use", args, str_or_none(e.get("name")), str_or_none(e.get("id"))))
     return blocks
 
 
@@ -133,7 +123,3 @@ def timestamp(value: object) -> str:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return str(value)
     return ""
-
-
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) else None
