@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: index test check bench clean-venv agent-clis
+.PHONY: index test check bench publish clean-venv agent-clis
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -18,6 +18,12 @@ index: $(STAMP)
 	$(BIN)/funes index --auto
 	$(BIN)/funes status
 	$(BIN)/funes recall "why did we move off the streaming parser" -k 3
+
+# make publish REMOTE=acme/mem (or FUNES_REMOTE=acme/mem); CREATE=1 creates the repo, private
+REMOTE ?= $(FUNES_REMOTE)
+publish: $(STAMP)
+	@test -n "$(REMOTE)" || { echo "make publish: set REMOTE=owner/name (or FUNES_REMOTE)" >&2; exit 2; }
+	$(BIN)/funes publish "$(REMOTE)" $(if $(CREATE),--create)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import os
+import socket
+import sys
 import tempfile
 from pathlib import Path
 
@@ -11,6 +14,29 @@ import pytest
 # ONNX exports of the models are derived and keyed by weights sha: build them once per machine,
 # not once per test (every test gets a fresh HOME, which would otherwise re-export each time)
 os.environ.setdefault("FUNES_MODEL_CACHE", str(Path(tempfile.gettempdir()) / f"funes-test-models-{os.getuid()}"))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# The HF clients read these when first imported, so they are set before any test imports them: the
+# local test Hub's address (the server starts on first use), Xet off (the test Hub speaks LFS), no
+# telemetry or download counters, and an HF_HOME of our own (no developer token, a private cache).
+HUB_URL = f"http://127.0.0.1:{_free_port()}"
+os.environ.update(
+    HF_ENDPOINT=HUB_URL,
+    HF_HUB_DISABLE_XET="1",
+    HF_HUB_DISABLE_TELEMETRY="1",
+    HF_UPDATE_DOWNLOAD_COUNTS="0",
+    HF_HUB_DISABLE_PROGRESS_BARS="1",
+    HF_HOME=tempfile.mkdtemp(prefix="funes-test-hf-"),
+    NO_PROXY="127.0.0.1,localhost",
+)
+HUB_USER, HUB_WRITE_TOKEN, HUB_READ_TOKEN = "acme", "hf_test_write_token", "hf_test_read_token"
+_repo_numbers = itertools.count(1)
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -52,3 +78,48 @@ def subprocess_env(funes_home: Path, **extra: str) -> dict[str, str]:
     env.update({"FUNES_HOME": str(funes_home), "HOME": str(funes_home.parent), "HF_HUB_OFFLINE": "1"})
     env.update(extra)
     return env
+
+
+@pytest.fixture(scope="session")
+def hub_server(tmp_path_factory):
+    """The local Hub-compatible server (tests/hubserver.py) at HF_ENDPOINT, for the whole session."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from hubserver import HubServer
+
+    tokens = {HUB_WRITE_TOKEN: (HUB_USER, True), HUB_READ_TOKEN: (HUB_USER, False)}
+    server = HubServer(tmp_path_factory.mktemp("hub"), tokens, port=int(HUB_URL.rsplit(":", 1)[1]))
+    yield server
+    server.stop()
+
+
+class Hub:
+    """One test's view of the local Hub: a fresh repo name, the write token set, faults cleared."""
+
+    def __init__(self, server, repo_id: str):
+        self.server, self.repo_id, self.url = server, repo_id, server.url
+
+    def env(self, **extra: str) -> dict[str, str]:
+        """What a `funes` subprocess needs to talk to this Hub (on top of subprocess_env)."""
+        return {"HF_ENDPOINT": self.url, "HF_TOKEN": HUB_WRITE_TOKEN, "HF_HUB_OFFLINE": "0", **extra}
+
+    def files(self, revision: str = "main") -> dict[str, dict]:
+        repo = self.server.store.load(*self.repo_id.split("/"))
+        return {} if repo is None else repo["commits"][repo["refs"][revision]]["files"]
+
+    def commits(self) -> int:
+        repo = self.server.store.load(*self.repo_id.split("/"))
+        return 0 if repo is None else len(repo["commits"])
+
+
+@pytest.fixture
+def hub(hub_server, funes_home, monkeypatch) -> Hub:
+    """The real HF clients of this process pointed at the local Hub, online, with the write token."""
+    monkeypatch.setenv("HF_TOKEN", HUB_WRITE_TOKEN)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    # funes_home sets HF_HUB_OFFLINE=1; a client imported under it keeps that in module constants
+    if "huggingface_hub.constants" in sys.modules:
+        monkeypatch.setattr(sys.modules["huggingface_hub.constants"], "HF_HUB_OFFLINE", False)
+    if "datasets.config" in sys.modules:
+        monkeypatch.setattr(sys.modules["datasets.config"], "HF_HUB_OFFLINE", False)
+    hub_server.faults.clear()
+    return Hub(hub_server, f"{HUB_USER}/mem{next(_repo_numbers)}")

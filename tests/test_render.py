@@ -211,6 +211,8 @@ def test_golden_status():
         embedder="sentence-transformers/all-MiniLM-L6-v2",
         reranker=None,
         reranker_note="no cross-encoder is installed; hits keep their fused (vector + keyword) order",
+        held_back=3,
+        held_kinds={"AWS": 1, "GitHub": 1},
         now=1783431000.0 + 46 * 3600,
     )
     _golden("status.txt", render.status_text(st))

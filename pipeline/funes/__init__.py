@@ -10,6 +10,9 @@ BM25 legs, reranks, weighs recency and attaches neighbours; `commands/` decide w
 return values (typed in results.py); `render/` turns values into text and `cli.py` prints it;
 `mcp.py` serves the same answers to agents as MCP tools, `serve.py` is the one shared process
 holding the models, and `agents/` registers funes with each agent (`funes add` / `remove`).
+Publishing (`commands/publish.py`) mirrors the embedded rows as Parquet shards to a private Hub
+dataset (`memory/mirror.py`, `memory/card.py`, transport in `hub.py`) behind the fail-closed
+egress gate (`commands/gate.py`); `commands/scrub.py` is the one audited rewrite of the memory.
 
 Layers, top to bottom (a module imports only from layers below; `make check` enforces it):
 
@@ -23,7 +26,7 @@ Layers, top to bottom (a module imports only from layers below; `make check` enf
 
 Where a new function goes: turns a raw transcript into canonical rows -> traces/; transforms a
 batch and does no I/O -> ingest/; names the Hub, a token or a revision -> hub.py; names the Lance
-table or index files -> memory/; ranks or assembles results -> retrieval/; decides what to do ->
+table, the Parquet mirror, receipts or index files -> memory/; ranks or assembles results -> retrieval/; decides what to do ->
 commands/; a value a command returns -> results.py; turns a value into text -> render/; a word
 stored or accepted (harness, block type, tier) -> vocab.py. Fits two -> the lower layer. Fits
 none -> a new stage or command, never a utils.py.

@@ -61,6 +61,7 @@ def cmd_recall(args) -> int:
         neighbors=args.neighbors,
         block_type=args.type,
         harness=args.harness,
+        progress=_progress_printer(),
     )
     sys.stdout.write(render.recall_json(result) if args.json else render.recall_agent(result))
     return 0
@@ -70,7 +71,7 @@ def cmd_get(args) -> int:
     from funes import render
     from funes.commands.get import get
 
-    result = get(args.session_id, args.turn_uuid, memory=args.memory, window=args.window)
+    result = get(args.session_id, args.turn_uuid, memory=args.memory, window=args.window, progress=_progress_printer())
     human = args.format == "human" or (args.format is None and sys.stdin.isatty() and sys.stdout.isatty())
     if human:
         width = min(max(_int_env("COLUMNS", 100), 40), 120)
@@ -85,7 +86,7 @@ def cmd_status(args) -> int:
     from funes import render
     from funes.commands.status import status
 
-    st = status(args.memory or args.memory_pos)
+    st = status(args.memory or args.memory_pos, progress=_progress_printer())
     sys.stdout.write(render.status_json(st) if args.json else render.status_text(st))
     return 0
 
@@ -167,6 +168,46 @@ def _confirm(question: str) -> bool:
     return answer in ("", "y", "yes")
 
 
+def cmd_publish(args) -> int:
+    if not sys.stderr.isatty():  # huggingface_hub's upload bars are for terminals; logs get our lines only
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    from funes.commands import publish
+    from funes.render.publish import publish_summary
+
+    target = args.memory or os.environ.get("FUNES_REMOTE", "").strip()
+    if not target:
+        raise UsageError("publish needs a Hub dataset: funes publish owner/name", "or set FUNES_REMOTE=owner/name")
+    opts = publish.Options(
+        memory=target,
+        source=args.source,
+        create=args.create,
+        no_embed=args.no_embed,
+        confirm=_ask if sys.stdin.isatty() and sys.stderr.isatty() and not args.yes else None,
+    )
+    show = _progress_printer()
+    report = publish.publish(opts, progress=show)
+    show("", True) if sys.stderr.isatty() else None
+    sys.stdout.write(publish_summary(report))
+    return report.exit_code
+
+
+def cmd_scrub(args) -> int:
+    from funes.commands.scrub import scrub
+    from funes.render.scrub import scrub_summary
+
+    show = _progress_printer()
+    report = scrub(args.memory, progress=show)
+    show("", True) if sys.stderr.isatty() else None
+    sys.stdout.write(scrub_summary(report))
+    return 0
+
+
+def _ask(question: str) -> bool:
+    sys.stderr.write(f"{question} [y/N] ")
+    sys.stderr.flush()
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
 def _int_env(name: str, default: int) -> int:
     try:
         return int(os.environ.get(name, ""))
@@ -179,13 +220,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"funes {__version__}")
     p.add_argument("--home", metavar="DIR", help="use DIR as FUNES_HOME (agents' hooks and servers pass it)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    for add in (_add_index, _add_recall, _add_get, _add_status, _add_agent_commands):
+    for add in (_add_index, _add_recall, _add_get, _add_status, _add_publish, _add_scrub, _add_agent_commands):
         add(sub)
     return p
 
 
-def _memory_option(p: argparse.ArgumentParser, help: str = "which memory (default: local)") -> None:
-    p.add_argument("--memory", metavar="local|PATH", help=help)
+def _memory_option(
+    p: argparse.ArgumentParser,
+    help: str = "local, a path, owner/name or hf://datasets/owner/name[@rev] (default: local)",
+    metavar: str = "MEMORY",
+) -> None:
+    p.add_argument("--memory", metavar=metavar, help=help)
 
 
 def _harness_option(p: argparse.ArgumentParser, help: str) -> None:
@@ -194,7 +239,12 @@ def _harness_option(p: argparse.ArgumentParser, help: str) -> None:
 
 def _add_index(sub) -> None:
     ix = sub.add_parser("index", help="index agent transcripts into the local memory")
-    ix.add_argument("path", nargs="?", help="a transcript tree, one file, a state.db, or a Parquet trace export")
+    ix.add_argument(
+        "path",
+        nargs="?",
+        help="a transcript tree, one file, a state.db, a Parquet trace export, or a Hub agent-traces dataset "
+        "(owner/name or hf://datasets/owner/name)",
+    )
     _harness_option(ix, "only this agent's sessions (or force the format of PATH)")
     ix.add_argument("--no-thinking", action="store_true", help="leave thinking blocks out")
     ix.add_argument("--limit", type=int, metavar="N", help="only the N most recent sessions per source")
@@ -228,7 +278,12 @@ def _add_recall(sub) -> None:
     rc.add_argument("--neighbors", type=int, default=1, metavar="W", help="attach chunks within W seqs (default 1)")
     rc.add_argument("--type", choices=vocab.BLOCK_TYPES, help="only this block type")
     _harness_option(rc, "only this agent's sessions")
-    _memory_option(rc)
+    _memory_option(
+        rc,
+        "local, a path, owner/name or hf://datasets/owner/name[@rev]; comma-separated memories are "
+        "recalled as one ranking (default: local)",
+        "MEMORY[,MEMORY…]",
+    )
     rc.add_argument("--json", action="store_true", help="one JSON document instead of the agent format")
     rc.set_defaults(func=cmd_recall)
 
@@ -292,6 +347,31 @@ def _add_agent_commands(sub) -> None:
 
     sy = sub.add_parser("sync", help="drain queued hook events into the memory (started by hooks)")
     sy.set_defaults(func=cmd_sync)
+
+
+def _add_publish(sub) -> None:
+    for name in ("publish", "push"):
+        doc = "publish the local memory to a private Hugging Face dataset" if name == "publish" else "alias of publish"
+        pb = sub.add_parser(name, help=doc)
+        pb.add_argument(
+            "memory",
+            nargs="?",
+            metavar="MEMORY",
+            help="owner/name or hf://datasets/owner/name (default: $FUNES_REMOTE)",
+        )
+        pb.add_argument("--create", action="store_true", help="create the repo (private) when it does not exist")
+        pb.add_argument("--yes", "-y", action="store_true", help="ask nothing (a missing repo still needs --create)")
+        pb.add_argument("--no-embed", action="store_true", help="publish only what is embedded; say how many wait")
+        pb.add_argument(
+            "--from", dest="source", metavar="local|PATH", help="the local memory to publish (default: local)"
+        )
+        pb.set_defaults(func=cmd_publish)
+
+
+def _add_scrub(sub) -> None:
+    sc = sub.add_parser("scrub", help="redact in place every secret the publish gate finds (local memory only)")
+    _memory_option(sc)
+    sc.set_defaults(func=cmd_scrub)
 
 
 def main(argv: list[str] | None = None) -> int:

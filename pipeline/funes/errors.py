@@ -35,6 +35,14 @@ class MemoryUnreadable(FunesError):
     """The memory exists but cannot be opened."""
 
 
+class MemoryOffline(FunesError):
+    """A remote memory cannot be reached and is not cached."""
+
+
+class MemoryUnauthorized(FunesError):
+    """The Hub will not show a remote memory to this token (or to no token)."""
+
+
 class LockBusy(FunesError):
     """Another writer holds the memory lock."""
 

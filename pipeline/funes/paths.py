@@ -30,6 +30,11 @@ def index_dir(memory: Path) -> Path:
     return memory / "index"
 
 
+def remote_dir(repo: str, base: Path | None = None) -> Path:
+    """Index segments and read stamps of one remote memory (`owner/name`); its shards stay in the HF cache."""
+    return (base or home()) / "remote" / Path(*repo.split("/"))
+
+
 def state_file(base: Path | None = None) -> Path:
     return (base or home()) / "state.json"
 

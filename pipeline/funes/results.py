@@ -37,6 +37,7 @@ class Hit:
     recency: float = 1.0
     ranks: dict[str, int] = field(default_factory=dict)  # leg -> rank ("vector", "bm25")
     neighbors: list[Neighbor] = field(default_factory=list)
+    memory: str | None = None  # label of the memory holding it, when a recall read several
 
 
 @dataclass
@@ -97,8 +98,12 @@ class Status:
     embedder: str = ""
     reranker: str | None = None
     reranker_note: str = ""
+    held_back: int = 0  # chunks the publish gate would hold back (secrets found on the outgoing text)
+    held_kinds: dict[str, int] = field(default_factory=dict)  # kind -> blocks
+    gate: str = ""  # "" when the gate can run, else why publishing is blocked
     now: float = 0.0
     last_hook: dict[str, Any] | None = None  # the last hook worker run (commands/sync.py), None before any
+    remote: dict[str, Any] = field(default_factory=dict)  # a remote's commit, offline, shards, published/cache bytes
 
 
 @dataclass

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import sys
 from collections.abc import Callable
@@ -11,10 +10,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from funes import paths
-from funes.errors import UsageError
-
-_REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
-HF_PREFIX = "hf://datasets/"
 
 
 @dataclass(frozen=True)
@@ -30,21 +25,15 @@ class Binding:
 
 
 def parse_memory(raw: str | None) -> Binding:
-    """`local` | PATH | owner/name | hf://datasets/owner/name (the coordinator may point this at h8's parser)."""
-    value = (raw or "").strip()
-    if value in ("", "local"):
-        return Binding("local")
-    if value.startswith(HF_PREFIX):
-        repo = value[len(HF_PREFIX) :].split("@", 1)[0].strip("/")
-        if not _REPO_ID.match(repo):
-            raise UsageError(f"not a Hub dataset: {raw}", "write it as owner/name or hf://datasets/owner/name")
-        return Binding("hub", repo)
-    looks_local = value.startswith(("/", ".", "~")) or Path(value).expanduser().exists()
-    if not looks_local and _REPO_ID.match(value):
-        return Binding("hub", value)
-    if value.count("/") == 1 and not looks_local:
-        raise UsageError(f"not a Hub dataset: {raw}", "write it as owner/name or hf://datasets/owner/name")
-    return Binding("path", str(Path(value).expanduser().absolute()))
+    """`local` | PATH | owner/name | hf://datasets/owner/name, by the one memory-spec parser."""
+    from funes.memory import spec as specs
+
+    parsed = specs.parse(raw)
+    if parsed.kind == "hub" and parsed.repo_id:
+        return Binding("hub", parsed.repo_id)  # a publish target: the revision, if any, does not apply
+    if parsed.kind == "path" and parsed.path is not None:
+        return Binding("path", str(parsed.path.absolute()))
+    return Binding("local")
 
 
 def funes_argv() -> list[str]:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from funes import paths, vocab
 from funes.errors import SourceError, UsageError
-from funes.memory import Memory, State, ledger
+from funes.memory import Memory, State, ledger, spec
 from funes.memory.tables import ChunkTable
 from funes.results import IndexReport, Tally
 from funes.traces import source
@@ -47,6 +47,11 @@ def pick_sources(opts: Options) -> tuple[list[Source], bool]:
     a fresh install leaves them) indexes the bundled samples instead.
     """
     if opts.path:
+        hub = spec.parse(opts.path)
+        if hub.is_hub and not Path(opts.path).expanduser().exists():
+            from funes.commands import hub_traces
+
+            return [hub_traces.source(hub)], False
         return source.resolve(Path(opts.path), opts.harness), False
     harness = vocab.parse_harness(opts.harness)
     if not (harness or opts.interactive or opts.auto):
@@ -201,25 +206,32 @@ class _Run:
     # ---- phase 2: vectors ----------------------------------------------------------------
 
     def embed(self) -> None:
-        pending = self.mem.pending_rows()
-        if not len(pending) or self.over_budget():
-            return
-        from funes import models
-        from funes.ingest import run
+        if not self.over_budget():
+            self.report.vectors_added += embed_pending(self.mem, self.progress, self.over_budget)
 
-        embedder = models.load_embedder()
-        order = _embed_order(self.mem.chunks, pending)
-        t0 = time.monotonic()
-        for lo in range(0, len(order), EMBED_STEP):
-            rows = order[lo : lo + EMBED_STEP]
-            table = self.mem.chunks.take(rows, ["id", "text"])
-            vectors = run.embed_rows(table, embedder)
-            self.mem.append_vectors(rows, table["id"].to_pylist(), vectors, embedder.model_id)
-            self.report.vectors_added += len(rows)
-            rate = self.report.vectors_added / max(time.monotonic() - t0, 1e-9)
-            self.progress(f"embedded {self.report.vectors_added}/{len(order)} chunks ({rate:.0f}/s)", True)
-            if self.over_budget():
-                return
+
+def embed_pending(mem: Memory, progress, over_budget=lambda: False) -> int:
+    """Embed the memory's pending chunks in bounded steps (callers hold the writer lock); returns how many."""
+    pending = mem.pending_rows()
+    if not len(pending):
+        return 0
+    from funes import models
+    from funes.ingest import run
+
+    embedder = models.load_embedder()
+    order = _embed_order(mem.chunks, pending)
+    t0, done = time.monotonic(), 0
+    for lo in range(0, len(order), EMBED_STEP):
+        rows = order[lo : lo + EMBED_STEP]
+        table = mem.chunks.take(rows, ["id", "text"])
+        vectors = run.embed_rows(table, embedder)
+        mem.append_vectors(rows, table["id"].to_pylist(), vectors, embedder.model_id)
+        done += len(rows)
+        rate = done / max(time.monotonic() - t0, 1e-9)
+        progress(f"embedded {done}/{len(order)} chunks ({rate:.0f}/s)", True)
+        if over_budget():
+            break
+    return done
 
 
 def _env_number(name: str, default: float) -> float:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from funes import vocab
-from funes.errors import UsageError
-from funes.memory import Memory, indexes
+from funes.commands.reading import answer, memory_list
+from funes.errors import MemoryOffline, UsageError
 from funes.results import RecallResult
-from funes.retrieval import rerank
-from funes.retrieval.retriever import RecallRequest, cached
+from funes.retrieval import multi, rerank
+from funes.retrieval.retriever import RecallRequest
 
 
 def recall(
@@ -21,12 +21,23 @@ def recall(
     neighbors: int = 1,
     block_type: str | None = None,
     harness: str | None = None,
+    progress=None,
 ) -> RecallResult:
     req = request(query, k, candidates, half_life, recency_floor, neighbors, block_type, harness)
-    mem = Memory.resolve(memory).require()
-    # the one write a read may make: index rows a crashed or older indexer stored but never indexed
-    indexes.refresh_if_stale(mem)
-    return cached(mem).run(req)
+    specs = memory_list(memory)
+    if len(specs) == 1:
+        return answer(specs[0], lambda r: r.run(req), progress, repair=True)
+    results, notes = [], []
+    for s in specs:
+        try:
+            results.append(answer(s, lambda r: r.run(req), progress, repair=True))
+        except MemoryOffline as e:  # one unreachable remote of several: the others still answer
+            notes.append(f"{e.message.split(' — ')[0]} — recalling from the other memories")
+    if not results:
+        raise MemoryOffline(f"none of {memory} can be read offline", "connect once so funes can fetch them")
+    merged = multi.merge(results, k)
+    merged.note = "\n".join(filter(None, [*notes, merged.note])) or None
+    return merged
 
 
 def request(

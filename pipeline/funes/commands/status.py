@@ -5,12 +5,15 @@ from __future__ import annotations
 import time
 from collections import Counter
 
+from funes.errors import FunesError
 from funes.memory import Memory, State, indexes
 from funes.results import Status
 
 
-def status(memory: str | None = None) -> Status:
-    mem = Memory.resolve(memory)
+def status(memory: str | None = None, progress=None) -> Status:
+    mem = Memory.open(memory)
+    if not isinstance(mem, Memory):
+        return _remote(mem, progress)
     state, message = mem.state()
     from funes.commands.sync import last_run
 
@@ -29,19 +32,69 @@ def status(memory: str | None = None) -> Status:
     st.sessions, st.by_harness, st.by_type = _counts(mem, st.chunks)
     st.embedder = models.embedder_id()
     st.reranker, st.reranker_note = models.reranker_status()
+    _gate(mem, st)
     return st
+
+
+def _remote(mem, progress) -> Status:
+    """A published memory at the commit this call resolved: counts from its snapshot's facets."""
+    from funes import models
+
+    mem.require()
+    snap = mem.snapshot(progress)
+    ix = snap.indexes()
+    st = Status(label=mem.label, state="ready", now=time.time(), chunks=ix.rows, vectors=ix.vector_rows)
+    st.sessions, st.by_harness, st.by_type = _facet_counts(ix.facets)
+    st.pending_vectors = ix.rows - ix.vector_rows
+    st.last_indexed = _epoch(snap.manifest.get("updated"))
+    st.embedder = models.embedder_id()
+    st.reranker, st.reranker_note = models.reranker_status()
+    shard_bytes, index_bytes = sum(s.local.stat().st_size for s in snap.shards), _tree_bytes(mem.path)
+    st.remote = {
+        "commit": snap.commit,
+        "offline": snap.offline,
+        "shards": len(snap.shards),
+        "published_bytes": shard_bytes,
+        "index_bytes": index_bytes,
+        "cache_bytes": shard_bytes + index_bytes,
+    }
+    return st
+
+
+def _epoch(stamp) -> float | None:
+    from funes.memory import facets
+
+    text = stamp.removesuffix(" UTC") if isinstance(stamp, str) else None  # publish writes `YYYY-MM-DD HH:MM UTC`
+    value = facets.epoch(text)
+    return None if value != value else value  # NaN: no stamp
+
+
+def _tree_bytes(folder) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.exists() else 0
+
+
+def _gate(mem: Memory, st: Status) -> None:
+    from funes.commands import gate
+
+    try:
+        st.held_back, st.held_kinds = gate.holdback(mem)
+    except FunesError as e:  # a missing scanner blocks publishing; status says so instead of failing
+        st.gate = e.message
+
+
+def _facet_counts(fac) -> tuple[int, dict[str, int], dict[str, int]]:
+    import numpy as np
+
+    harness = _named(np.bincount(np.asarray(fac.harness), minlength=len(fac.harnesses)), fac.harnesses)
+    kinds = _named(np.bincount(np.asarray(fac.block_type), minlength=len(fac.block_types)), fac.block_types)
+    return fac.n_sessions, harness, kinds
 
 
 def _counts(mem: Memory, chunks: int) -> tuple[int, dict[str, int], dict[str, int]]:
     """Sessions, chunks per harness and per block type: from the index facets when they cover every row."""
-    import numpy as np
-
     ix = indexes.load(mem)
     if ix is not None and ix.rows == chunks:
-        fac = ix.facets
-        harness = _named(np.bincount(np.asarray(fac.harness), minlength=len(fac.harnesses)), fac.harnesses)
-        kinds = _named(np.bincount(np.asarray(fac.block_type), minlength=len(fac.block_types)), fac.block_types)
-        return fac.n_sessions, harness, kinds
+        return _facet_counts(ix.facets)
     table = mem.chunks.scan(["session_id", "harness", "block_type"])
     sessions = len(set(table["session_id"].to_pylist()))
     harness = dict(Counter(table["harness"].to_pylist())) if "harness" in table.column_names else {}

@@ -105,3 +105,12 @@ def reconstruct(pieces: list[str]) -> str:
     for i, p in enumerate(pieces):
         out = p if i == 0 else stitch(out, p)
     return out
+
+
+def reconstruct_spans(pieces: list[str]) -> tuple[str, list[int]]:
+    """`reconstruct` plus where each piece starts in the result (scrub maps findings back to pieces)."""
+    out, starts = "", []
+    for i, p in enumerate(pieces):
+        out = p if i == 0 else stitch(out, p)
+        starts.append(len(out) - len(p))  # stitch keeps the whole of the piece as the tail
+    return out, starts

@@ -11,15 +11,27 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from funes import models, paths, schema
-from funes.errors import MemoryIncompatible, MemoryMissing, MemoryUnreadable
+from funes.errors import (
+    MemoryIncompatible,
+    MemoryMissing,
+    MemoryOffline,
+    MemoryUnauthorized,
+    MemoryUnreadable,
+    UsageError,
+)
+from funes.memory import spec as specs
 from funes.memory import tables
 from funes.memory.atomic import read_json, write_json
 from funes.memory.lock import writer_lock
 from funes.memory.tables import ChunkTable, VectorTable
+
+if TYPE_CHECKING:
+    from funes.memory.remote import RemoteMemory
 
 MANIFEST = "manifest.json"
 
@@ -30,6 +42,19 @@ class State(Enum):
     MISSING = "missing"  # nothing at that location
     INCOMPATIBLE = "incompatible"  # built with another embedding model or schema
     UNREADABLE = "unreadable"
+    OFFLINE = "offline"  # a remote the Hub cannot be asked about, with nothing usable cached
+    UNAUTHORIZED = "unauthorized"  # a remote the Hub will not show this token (or no token)
+
+
+def refusal(state: State, message: str):
+    """The FunesError a non-ready state raises, its message the memory's own sentence."""
+    kinds = {
+        State.INCOMPATIBLE: MemoryIncompatible,
+        State.UNREADABLE: MemoryUnreadable,
+        State.OFFLINE: MemoryOffline,
+        State.UNAUTHORIZED: MemoryUnauthorized,
+    }
+    return kinds.get(state, MemoryMissing)(message)
 
 
 @dataclass
@@ -41,13 +66,31 @@ class Memory:
     _chunks: ChunkTable | None = field(default=None, init=False, repr=False, compare=False)
     _vectors: VectorTable | None = field(default=None, init=False, repr=False, compare=False)
 
+    remote = False
+
+    @classmethod
+    def open(cls, spec: str | None = None) -> Memory | RemoteMemory:
+        """The memory a read command names: a local one (as `resolve`), or a published one on the Hub
+        (`owner/name`, `hf://datasets/owner/name[@rev]`) read through the HF cache."""
+        parsed = specs.parse(spec)
+        if parsed.is_hub:
+            from funes.memory.remote import RemoteMemory
+
+            return RemoteMemory(parsed.repo_id or "", parsed.revision)
+        return cls.resolve(spec)
+
     @classmethod
     def resolve(cls, spec: str | None = None) -> Memory:
-        """`local`/None -> $FUNES_HOME/memory; anything else is a local path (~ expanded)."""
-        spec = (spec or "").strip()
-        if spec in ("", "local"):
+        """A local memory from a spec (`memory.spec.parse`): `local`/None -> $FUNES_HOME/memory, or a path."""
+        parsed = specs.parse(spec)
+        if parsed.kind == "local":
             return cls(paths.memory_dir(), default=True)
-        p = Path(spec).expanduser()
+        if parsed.path is None:  # a Hub repo: reading one is remote recall's job
+            raise UsageError(
+                f"{parsed.uri} is a Hub memory; this command reads a local memory",
+                "give `local` or a folder path (publish to the Hub with `funes publish owner/name`)",
+            )
+        p: Path = parsed.path
         # accept both the memory folder and its parent FUNES_HOME-like folder
         if not (p / "chunks.lance").exists() and (p / "memory" / "chunks.lance").exists():
             p = p / "memory"
@@ -56,6 +99,10 @@ class Memory:
     @property
     def label(self) -> str:
         return "local" if self.default else str(self.path)
+
+    @property
+    def key(self) -> str:
+        return f"{self.path}|{self.default}"
 
     @property
     def chunks(self) -> ChunkTable:
@@ -114,8 +161,7 @@ class Memory:
         st, msg = self.state()
         if st is State.READY:
             return self
-        cls = {State.INCOMPATIBLE: MemoryIncompatible, State.UNREADABLE: MemoryUnreadable}.get(st, MemoryMissing)
-        raise cls(msg)
+        raise refusal(st, msg)
 
     # ---- writes (callers hold the writer lock) ---------------------------------------------
 

@@ -168,3 +168,37 @@ def _append_raw(path: Path, keep_bytes: int, blob: bytes) -> None:
         f.seek(keep_bytes)
         f.write(blob)
         f.flush()
+
+
+def concat(parts: list[Facets]) -> Facets:
+    """Facets of several row ranges laid end to end (remote shards), vocabularies and codes remapped."""
+    sessions: dict[str, int] = {}
+    kinds: dict[str, int] = {}
+    harnesses: dict[str, int] = {}
+    arrays: dict[str, list[np.ndarray]] = {name: [] for name in FIELDS}
+    for p in parts:
+        arrays["session"].append(_remap(p.session, p.sessions(), sessions))
+        arrays["block_type"].append(_remap(p.block_type, p.block_types, kinds))
+        arrays["harness"].append(_remap(p.harness, p.harnesses, harnesses))
+        for name in ("seq", "ts"):
+            arrays[name].append(np.asarray(getattr(p, name)))
+    joined = {
+        name: np.concatenate(a).astype(FIELDS[name]) if a else np.empty(0, FIELDS[name]) for name, a in arrays.items()
+    }
+    return Facets(
+        rows=sum(p.rows for p in parts),
+        session=joined["session"],
+        seq=joined["seq"],
+        block_type=joined["block_type"],
+        harness=joined["harness"],
+        ts=joined["ts"],
+        block_types=list(kinds),
+        harnesses=list(harnesses),
+        n_sessions=len(sessions),
+        _sessions=list(sessions),
+    )
+
+
+def _remap(codes: np.ndarray, vocab: list[str], into: dict[str, int]) -> np.ndarray:
+    table = np.fromiter((into.setdefault(v, len(into)) for v in vocab), np.int64, len(vocab))
+    return table[np.asarray(codes, dtype=np.int64)] if len(vocab) else np.zeros(len(codes), np.int64)

@@ -351,6 +351,7 @@ class Indexes:
     bm25: list[bm25.Segment] = field(default_factory=list)
     faiss: list = field(default_factory=list)
     stamp: tuple = ()
+    offsets: list[int] | None = None  # first row of each faiss segment (remote shards number rows from 0)
 
     @property
     def rows(self) -> int:
@@ -368,7 +369,7 @@ class Indexes:
         return bm25.search(self.bm25, terms, limit, allowed)
 
     def vector(self, query: np.ndarray, limit: int, allowed: np.ndarray | None = None):
-        rows, scores = vecindex.search(self.faiss, query, limit, allowed)
+        rows, scores = vecindex.search(self.faiss, query, limit, allowed, self.offsets)
         ok = rows < self.rows  # a vector of a row the text side does not cover yet
         return rows[ok], scores[ok]
 

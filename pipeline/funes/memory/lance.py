@@ -35,6 +35,17 @@ def append(path: Path, table: pa.Table):
     return lance.write_dataset(table, str(path), mode=mode, max_rows_per_group=1024)
 
 
+def overwrite(path: Path, table: pa.Table) -> None:
+    """Replace every row in one commit, then delete every older version and the files only they
+    referenced (scrub: no earlier bytes may survive on disk)."""
+    import datetime
+
+    import lance
+
+    ds = lance.write_dataset(table, str(path), mode="overwrite", max_rows_per_group=1024)
+    ds.cleanup_old_versions(older_than=datetime.timedelta(0), delete_unverified=True)
+
+
 def column(ds, name: str, filter: str | None = None) -> pa.ChunkedArray:
     return ds.to_table(columns=[name], filter=filter)[name]
 

@@ -63,6 +63,12 @@ class _Table:
             return pa.table({})
         return ds.to_table(columns=[c for c in columns if c in ds.schema.names])
 
+    def rewrite(self, table: pa.Table) -> None:
+        """Replace the whole table, same row order, in one commit; older versions are deleted.
+        Only scrub calls this (the one audited rewrite); the caller holds the writer lock."""
+        lt.overwrite(self.path, table)
+        self.reload()
+
     def _append(self, table: pa.Table) -> int:
         """One atomic commit; returns the row position of the first appended row."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -86,6 +92,14 @@ class ChunkTable(_Table):
         if ds is None:
             return self.empty(columns)
         return ds.to_table(columns=columns, filter=f"session_id = {lt.quote(session_id)}")
+
+    def sessions_rows(self, session_ids: list[str], columns: list[str]) -> pa.Table:
+        """Every stored row of these sessions, by one filtered scan (callers bound the list)."""
+        ds = self.dataset()
+        if ds is None or not session_ids:
+            return self.empty(columns)
+        flt = "session_id IN (" + ", ".join(lt.quote(s) for s in session_ids) + ")"
+        return ds.to_table(columns=columns, filter=flt)
 
     def empty(self, columns: list[str]) -> pa.Table:
         return schema.arrow_schema("chunks").empty_table().select(columns)

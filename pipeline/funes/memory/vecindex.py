@@ -75,22 +75,23 @@ def load(path: Path, kind: str = "flat", nprobe: int | None = None):
     return index
 
 
-def search(indexes: list, query: np.ndarray, limit: int, allowed: np.ndarray | None = None):
-    """Top `limit` (rows, scores) over all segments, best first, ties by row, each row once."""
+def search(indexes: list, query: np.ndarray, limit: int, allowed: np.ndarray | None = None, offsets=None):
+    """Top `limit` (rows, scores) over all segments, best first, ties by row, each row once.
+
+    `offsets[i]` is added to segment i's ids (a remote shard's segment numbers its own rows from 0).
+    """
     if not indexes or limit <= 0:
         return np.empty(0, np.int64), np.empty(0, np.float32)
     import faiss
 
     faiss.omp_set_num_threads(1)
     q = np.ascontiguousarray(query, dtype=np.float32).reshape(1, -1)
-    params = None
-    if allowed is not None:
-        bits = np.packbits(allowed, bitorder="little")
-        params = (faiss.IDSelectorBitmap(len(bits), faiss.swig_ptr(bits)), bits)  # n counts bytes
     rows_out, scores_out = [], []
-    for index in indexes:
+    for i, index in enumerate(indexes):
         if index.ntotal == 0:
             continue
+        offset = int(offsets[i]) if offsets is not None else 0
+        params = _selector(allowed[offset:] if allowed is not None else None)
         if params is None:
             scores, rows = index.search(q, min(limit, index.ntotal))
         else:
@@ -101,7 +102,7 @@ def search(indexes: list, query: np.ndarray, limit: int, allowed: np.ndarray | N
             )
             scores, rows = index.search(q, min(limit, index.ntotal), params=sp)
         ok = rows[0] >= 0
-        rows_out.append(rows[0][ok])
+        rows_out.append(rows[0][ok] + offset)
         scores_out.append(scores[0][ok])
     if not rows_out:
         return np.empty(0, np.int64), np.empty(0, np.float32)
@@ -111,6 +112,16 @@ def search(indexes: list, query: np.ndarray, limit: int, allowed: np.ndarray | N
     _, first = np.unique(rows, return_index=True)  # a re-embedded row counts once, at its best
     keep = np.sort(first)[:limit]
     return rows[keep].astype(np.int64), scores[keep]
+
+
+def _selector(allowed: np.ndarray | None):
+    """A faiss bitmap selector over a boolean row mask, with the bytes it points into (keep both alive)."""
+    if allowed is None:
+        return None
+    import faiss
+
+    bits = np.packbits(allowed, bitorder="little")
+    return (faiss.IDSelectorBitmap(len(bits), faiss.swig_ptr(bits)), bits)  # n counts bytes
 
 
 def _cpus() -> int:

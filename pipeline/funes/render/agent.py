@@ -61,7 +61,7 @@ def recall_agent(result: RecallResult) -> str:
     out = [note]
     for h in result.hits:
         out.append(f"[{h.ts}] {h.harness} {h.workdir}/{h.session_id[:8]} {h.block_type}  score={h.score:.3f}\n")
-        out.append(f"  → {get_command(h.session_id, h.turn_uuid, result.label)}\n")
+        out.append(f"  → {get_command(h.session_id, h.turn_uuid, h.memory or result.label)}\n")
         out.append(escape(h.text) + "\n")
         for n in h.neighbors:
             out.append(f"  ~ [{n.role} {n.block_type} seq{n.seq}] {preview(n.text)}\n")
@@ -82,7 +82,7 @@ def recall_json(result: RecallResult) -> str:
             "seq": h.seq,
             "score": round(h.score, 6),
             "text": h.text,
-            "get": "funes " + get_command(h.session_id, h.turn_uuid, result.label),
+            "get": "funes " + get_command(h.session_id, h.turn_uuid, h.memory or result.label),
             "neighbors": [
                 {"role": n.role, "block_type": n.block_type, "seq": n.seq, "preview": preview(n.text)}
                 for n in h.neighbors

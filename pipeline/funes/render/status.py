@@ -27,9 +27,13 @@ def status_text(st: Status) -> str:
         )
     else:
         lines.append("waiting for vectors: 0")
-    if st.last_indexed is not None:
-        lines.append(f"last indexed: {stamp(st.last_indexed)} ({age(st.last_indexed, st.now)})")
-    lines.append("search index: " + _freshness(st.index))
+    if st.remote:
+        lines += _remote_lines(st)
+    else:
+        if st.last_indexed is not None:
+            lines.append(f"last indexed: {stamp(st.last_indexed)} ({age(st.last_indexed, st.now)})")
+        lines.append("search index: " + _freshness(st.index))
+        lines.append("publish gate: " + _gate(st))
     lines.append(f"embedder: {st.embedder}")
     if st.reranker:
         lines.append(f"reranker: {st.reranker}" + (f" ({st.reranker_note})" if st.reranker_note else ""))
@@ -49,6 +53,29 @@ def _last_hook(st: Status) -> list[str]:
     return [f"last hook run: {when} — {run.get('events', 0)} events from {run.get('sessions', 0)} sessions: {what}"]
 
 
+def _remote_lines(st: Status) -> list[str]:
+    """A remote's publish time, the commit served (and whether offline), and what the cache holds."""
+    r = st.remote
+    lines = [f"last publish: {stamp(st.last_indexed)} ({age(st.last_indexed, st.now)})"] if st.last_indexed else []
+    lines.append(f"commit: {r['commit']}" + (" — offline, served from the cache" if r["offline"] else ""))
+    shards = f"{r['shards']} shard{'' if r['shards'] == 1 else 's'}"
+    lines.append(
+        f"cache: {size(r['cache_bytes'])} ({shards} {size(r['published_bytes'])} in the HF cache, "
+        f"indexes {size(r['index_bytes'])})"
+    )
+    return lines
+
+
+def size(n: float) -> str:
+    if n < 1024:
+        return f"{int(n)} B"
+    for unit in ("KB", "MB", "GB"):
+        n /= 1024
+        if n < 1024 or unit == "GB":
+            break
+    return f"{n:.1f} {unit}"
+
+
 def _freshness(ix: dict[str, Any]) -> str:
     if not ix or not ix.get("built", True):
         return "not built yet — the next `funes index` (or recall) builds it"
@@ -59,6 +86,15 @@ def _freshness(ix: dict[str, Any]) -> str:
         f"{text[0]} of {text[1]} chunks, {vec[0]} of {vec[1]} vectors indexed — "
         "the rest become searchable at the next `funes index` (or recall)"
     )
+
+
+def _gate(st: Status) -> str:
+    if st.gate:
+        return f"blocked — {st.gate}"
+    if not st.held_back:
+        return "nothing would be held back"
+    kinds = ", ".join(f"{k}×{n}" for k, n in st.held_kinds.items())
+    return f"{st.held_back} chunk(s) would be held back ({kinds}) — `funes scrub` redacts them"
 
 
 def status_json(st: Status) -> str:

@@ -7,6 +7,7 @@ from itertools import groupby
 import numpy as np
 
 from funes.ingest.chunk import reconstruct
+from funes.memory.shards import ShardTable
 from funes.memory.tables import ChunkTable
 from funes.results import Block, Hit, Neighbor, Turn
 
@@ -14,7 +15,7 @@ NEIGHBOR_COLUMNS = ["turn_uuid", "seq", "role", "block_type", "text", "block_idx
 TURN_COLUMNS = ["turn_uuid", "seq", "ts", "role", "text", "block_type", "tool_name", "block_idx", "split_idx"]
 
 
-def attach_neighbors(chunks: ChunkTable, fac, hits: list[Hit], window: int) -> None:
+def attach_neighbors(chunks: ChunkTable | ShardTable, fac, hits: list[Hit], window: int) -> None:
     """Give each hit the chunks of OTHER turns of its session within `window` seqs, in (seq, block, split) order."""
     if window <= 0 or not hits:
         return
@@ -35,7 +36,7 @@ def attach_neighbors(chunks: ChunkTable, fac, hits: list[Hit], window: int) -> N
         hit.neighbors = [Neighbor(r["role"], r["block_type"], int(r["seq"]), r["text"]) for _, r in recs]
 
 
-def session_rows(chunks: ChunkTable, fac, covered: int, session_id: str):
+def session_rows(chunks: ChunkTable | ShardTable, fac, covered: int, session_id: str):
     """Every stored row of one session (facets when they cover the table, else a filtered scan)."""
     if fac is not None and covered == chunks.count():
         code = fac.session_code(session_id)

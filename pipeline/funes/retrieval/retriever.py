@@ -22,6 +22,7 @@ import numpy as np
 from funes import models, paths
 from funes.errors import FunesError, MemoryIncompatible
 from funes.memory import Memory, indexes
+from funes.memory.remote import RemoteMemory
 from funes.memory.tokenize import query_terms
 from funes.results import GetResult, Hit, RecallResult
 from funes.retrieval import context, hybrid, rerank
@@ -30,14 +31,27 @@ AUTO = "auto"
 LEGS = ("vector", "bm25")  # the two legs fused by RRF; a benchmark may run one alone
 HIT_COLUMNS = ["id", "text", "session_id", "workdir", "turn_uuid", "ts", "block_type", "seq", "harness", "role"]
 _RETRIEVERS: dict[str, Retriever] = {}
+_LAST_REMOTE: dict[tuple[str, str], Retriever] = {}  # (label, segment folder) -> newest commit's Retriever
 
 
-def cached(memory: Memory) -> Retriever:
-    """This process's Retriever for a memory (one per location, so its indexes stay warm)."""
-    key = f"{memory.path}|{memory.default}"
+def cached(memory: Memory | RemoteMemory, progress=None) -> Retriever:
+    """This process's Retriever for a memory (one per location, so its indexes stay warm).
+
+    A remote's key includes the commit its state resolved, so a new publish gets a new Retriever;
+    `progress` hears about a remote's downloads and segment builds.
+    """
+    key = memory.key
     if key not in _RETRIEVERS:
         _RETRIEVERS[key] = Retriever(memory)
+        if memory.remote:
+            _LAST_REMOTE[memory.label, str(memory.path)] = _RETRIEVERS[key]
+    _RETRIEVERS[key].progress = progress
     return _RETRIEVERS[key]
+
+
+def last_remote(memory: RemoteMemory) -> Retriever | None:
+    """The Retriever of the newest commit of this remote this process has read, if any."""
+    return _LAST_REMOTE.get((memory.label, str(memory.path)))
 
 
 @dataclass(frozen=True)
@@ -67,11 +81,12 @@ class Retriever:
     Not thread-safe: a server serialises calls (as the original's MCP server does).
     """
 
-    def __init__(self, memory: Memory, *, embedder=AUTO, reranker=AUTO):
+    def __init__(self, memory: Memory | RemoteMemory, *, embedder=AUTO, reranker=AUTO):
         self.memory = memory
         self._embedder, self._reranker = embedder, reranker
         self._ix: indexes.Indexes | None = None
         self._table: tuple = ()  # chunks.lance's commit stamp when it was last opened
+        self.progress = None  # (msg, transient) callback: a remote's downloads and segment builds
 
     @property
     def label(self) -> str:
@@ -86,7 +101,14 @@ class Retriever:
         return models.load_reranker() if self._reranker == AUTO else self._reranker
 
     def indexes(self) -> indexes.Indexes | None:
-        """The current indexes (reloaded when a refresh replaced them); the table is reopened after a commit."""
+        """The current indexes (reloaded when a refresh replaced them); the table is reopened after a commit.
+
+        A remote memory's are its snapshot's: fixed for the commit the memory resolved.
+        """
+        if isinstance(self.memory, RemoteMemory):
+            if self._ix is None:
+                self._ix = self.memory.snapshot(self.progress).indexes()
+            return self._ix
         if self._ix is None or indexes.manifest_stamp(indexes.index_dir(self.memory)) != self._ix.stamp:
             self._ix = indexes.load(self.memory)
             self._table = ()

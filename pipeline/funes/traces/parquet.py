@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
@@ -33,11 +35,43 @@ def units(root: Path, limit: int | None = None) -> list[Unit]:
 
 
 def read(unit: Unit) -> Parsed:
+    return read_file(unit.path)
+
+
+def read_file(path: Path, source: str | None = None) -> Parsed:
+    """One Parquet file; `source` names it in source_path when a row has no file_path (a Hub shard's URI)."""
     try:
-        table = pq.read_table(unit.path)
+        table = pq.read_table(path)
     except (OSError, pa.ArrowException) as e:
-        raise SourceError(f"cannot read parquet {unit.path}: {e}") from e
-    return parse_table(table, unit.path)
+        raise SourceError(f"cannot read parquet {source or path}: {e}") from e
+    return parse_table(table, path, source)
+
+
+@dataclass
+class ShardsSource:
+    """A dataset's Parquet shards fetched one at a time (a Hub trace import); one unit per shard.
+
+    The unit's signature is the shard's content id, so a re-run skips every shard it imported;
+    `fetch(path_in_repo)` returns a local copy (the HF cache), called only for shards still owed.
+    """
+
+    uri: str  # hf://datasets/owner/name
+    shards: list[tuple[str, str]]  # (path in the repo, content id), sorted by path
+    fetch: Callable[[str], Path]
+    harness: str = field(default=HARNESS, init=False)
+
+    @property
+    def root(self) -> str:
+        return self.uri
+
+    def describe(self) -> str:
+        return f"importing {len(self.shards)} parquet shard(s) of {self.uri}"
+
+    def units(self, limit: int | None = None) -> list[Unit]:
+        return [Unit(key=f"{self.uri}/{p}", harness=HARNESS, path=Path(p), signature=oid) for p, oid in self.shards]
+
+    def read(self, unit: Unit) -> Parsed:
+        return read_file(self.fetch(str(unit.path)), unit.key)
 
 
 def check_schema(schema: pa.Schema) -> None:
@@ -50,15 +84,18 @@ def check_schema(schema: pa.Schema) -> None:
         raise SourceError(f"parquet messages column must be list<string>, not {kind}")
 
 
-def parse_table(table: pa.Table, path: Path) -> Parsed:
-    """Every row of an agent-traces table; rows of one session id are read as one session."""
+def parse_table(table: pa.Table, path: Path, source: str | None = None) -> Parsed:
+    """Every row of an agent-traces table; rows of one session id are read as one session.
+
+    Fallbacks: workdir = the file's stem, source_path = `source` or the file's path.
+    """
     check_schema(table.schema)
     skipped: Counter = Counter()
     sessions: dict[str, dict] = {}
     for row in table.select(_columns(table.schema)).to_pylist():
         sid, messages = row.get("session_id"), row.get("messages")
         if isinstance(sid, str) and messages is not None:
-            session = sessions.setdefault(sid, _session_of(row, path))
+            session = sessions.setdefault(sid, _session_of(row, path, source))
             session["turns"].extend(row_turns(messages, row.get("sent_at") or "", skipped))
     frames = [_frame(sid, s) for sid, s in sessions.items()]
     return parsed(concat(frames), skipped)
@@ -73,11 +110,11 @@ def _is_string(kind: pa.DataType) -> bool:
     return pa.types.is_string(kind) or pa.types.is_large_string(kind)
 
 
-def _session_of(row: dict, path: Path) -> dict:
+def _session_of(row: dict, path: Path, source: str | None) -> dict:
     """A session's constant fields come from its first row."""
     return {
         "workdir": metadata_workdir(row.get("metadata")) or path.stem,
-        "source_path": row.get("file_path") or str(path),
+        "source_path": row.get("file_path") or source or str(path),
         "harness": row.get("harness") or "",
         "turns": [],
     }

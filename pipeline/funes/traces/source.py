@@ -104,7 +104,7 @@ class ParquetSource:
         return parquet.read(unit)
 
 
-Source = FilesSource | HermesSource | ParquetSource
+Source = FilesSource | HermesSource | ParquetSource | parquet.ShardsSource
 
 
 # ---- discovery --------------------------------------------------------------------------------

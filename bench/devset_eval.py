@@ -1,0 +1,209 @@
+"""Passage-level retrieval quality of funes on the dev set (bench/devset/questions.jsonl) over ../shared/corpus.
+
+    .venv/bin/python bench/devset_eval.py [--corpus DIR] [--questions FILE] [--cache FILE] [--seed-cache HOME]
+
+The corpus is indexed with the real `funes index` (in process, `--yes`) into a throwaway FUNES_HOME;
+embedding goes through a text -> vector cache on disk (bench/devset_cache.py, default
+bench/out/devset/vectors.npz), so the corpus is embedded once and later runs only parse, chunk,
+store and build indexes. `--seed-cache HOME` fills the cache from a memory that is already embedded.
+
+Every question is asked three ways, all through the real Retriever with `funes recall`'s defaults:
+hybrid is `funes.commands.recall.recall(q, k=8)` itself; BM25-only and vectors-only are the same
+validated request (`funes.commands.recall.request` with recall's defaults) run by the same cached
+Retriever with `legs` narrowed to one (`RecallRequest.legs`). A hit counts when it comes from the
+question's session and its text contains the evidence, both whitespace-normalised. Reported per config: passage
+hit@1/3/8 and MRR over the k=8 list, and the share whose passage is not among the top 50 (a second
+recall with k=50), for all questions, per kind, and for long / other sessions; a last row per slice
+takes the better single leg for each question: what always picking the right leg would reach (a
+target for fusion, not a ceiling: fusion can lift a passage above its rank in both legs).
+
+`--oracle` asks every evidence snippet itself instead of its question: a check of the grading (a
+snippet that BM25 cannot find from its own words points at a grading or snippet problem).
+
+Output: a markdown table on stdout and every per-question rank in bench/out/devset_eval.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import inspect
+import json
+import os
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import devset_cache  # noqa: E402
+from devset.questions import QUESTIONS, is_hit, load  # noqa: E402
+
+CORPUS = HERE.parents[1] / "shared" / "corpus"
+CACHE = HERE / "out" / "devset" / "vectors.npz"
+OUT = HERE / "out" / "devset_eval.json"
+CONFIGS = ("bm25", "vector", "hybrid")
+BEST = "better leg per question"
+K, DEEP = 8, 50
+METRICS = ("hit@1", "hit@3", "hit@8", "mrr", "miss@50")
+
+
+def index_corpus(corpus: Path) -> dict:
+    """The real `funes index CORPUS --yes` into $FUNES_HOME; fails unless every chunk got a vector."""
+    from funes.commands import index as ix
+
+    t0 = time.monotonic()
+    rep = ix.index(ix.Options(path=str(corpus), yes=True))
+    stats = {"chunks": rep.chunks_added, "vectors": rep.vectors_added, "index_s": round(time.monotonic() - t0, 1)}
+    if rep.chunks_added == 0 or rep.failed or rep.vectors_pending or rep.vectors_added < rep.chunks_added:
+        raise RuntimeError(f"index incomplete: {stats}, failed {rep.failed[:3]}, pending {rep.vectors_pending}")
+    return stats
+
+
+class Asker:
+    """Asks one question under one config and returns the 1-based rank of the first graded hit (or None)."""
+
+    def __init__(self):
+        from funes.commands import recall as rc
+        from funes.memory import Memory
+
+        self.memory = Memory.resolve(None).require()
+        # recall()'s own defaults, so a one-leg request differs from `funes recall` only in its legs
+        params = inspect.signature(rc.recall).parameters
+        self._defaults = [params[n].default for n in ("candidates", "half_life", "recency_floor", "neighbors")]
+
+    def hits(self, config: str, question: str, k: int):
+        from funes.commands import recall as rc
+        from funes.retrieval.retriever import cached
+
+        if config == "hybrid":  # exactly what `funes recall -k K` runs
+            return rc.recall(question, k=k).hits
+        req = rc.request(question, k, *self._defaults, None, None)
+        return cached(self.memory).run(dataclasses.replace(req, legs=(config,))).hits
+
+    def rank(self, config: str, q, k: int, oracle: bool = False) -> int | None:
+        for i, h in enumerate(self.hits(config, q.evidence if oracle else q.question, k), 1):
+            if is_hit(q, h.session_id, h.text):
+                return i
+        return None
+
+
+def grade(questions, asker: Asker, oracle: bool = False) -> dict[str, dict[str, dict]]:
+    """config -> question id -> {rank (k=8), deep (rank within k=50)}; oracle asks the evidence itself."""
+    out: dict[str, dict[str, dict]] = {}
+    for config in CONFIGS:
+        t0 = time.perf_counter()
+        out[config] = {
+            q.id: {"rank": asker.rank(config, q, K, oracle), "deep": asker.rank(config, q, DEEP, oracle)}
+            for q in questions
+        }
+        ms = 1000 * (time.perf_counter() - t0) / (2 * max(len(questions), 1))
+        print(f"  {config}: {len(questions)} questions, {ms:.0f} ms per recall", file=sys.stderr)
+    return out
+
+
+def metrics(ranks: list[dict]) -> dict[str, float]:
+    n = max(len(ranks), 1)
+
+    def share(pred) -> float:
+        return round(100 * sum(1 for r in ranks if pred(r)) / n, 1)
+
+    return {
+        "n": len(ranks),
+        "hit@1": share(lambda r: r["rank"] == 1),
+        "hit@3": share(lambda r: r["rank"] is not None and r["rank"] <= 3),
+        "hit@8": share(lambda r: r["rank"] is not None),
+        "mrr": round(100 * sum(1 / r["rank"] for r in ranks if r["rank"]) / n, 1),
+        "miss@50": share(lambda r: r["deep"] is None),
+    }
+
+
+def groups(questions) -> dict[str, list[str]]:
+    """Reported slices: all, all but multilingual, each kind, long sessions and the rest."""
+    out: dict[str, list[str]] = defaultdict(list)
+    for q in questions:
+        out["all"].append(q.id)
+        out[f"kind={q.kind}"].append(q.id)
+        out["long sessions" if q.long_session else "other sessions"].append(q.id)
+        if q.kind != "multilingual":  # the slice closest to an English-only question set
+            out["all but multilingual"].append(q.id)
+    return dict(sorted(out.items(), key=lambda kv: (kv[0] != "all", not kv[0].startswith("all"), kv[0])))
+
+
+def best_leg(graded) -> dict[str, dict]:
+    """Per question, the better of the two single legs (what choosing the right leg every time would reach)."""
+
+    def better(a, b):
+        return a if b is None or (a is not None and a <= b) else b
+
+    bm25, vec = graded["bm25"], graded["vector"]
+    return {
+        i: {"rank": better(bm25[i]["rank"], vec[i]["rank"]), "deep": better(bm25[i]["deep"], vec[i]["deep"])}
+        for i in bm25
+    }
+
+
+def table(questions, graded) -> tuple[str, dict]:
+    lines = [
+        "| slice | n | config | hit@1 | hit@3 | hit@8 | MRR | not in top 50 |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    summary: dict[str, dict] = {}
+    graded = {**graded, BEST: best_leg(graded)}
+    for name, ids in groups(questions).items():
+        for config in (*CONFIGS, BEST):
+            m = metrics([graded[config][i] for i in ids])
+            summary.setdefault(name, {})[config] = m
+            label = (name, str(m["n"])) if config == CONFIGS[0] else ("", "")
+            cells = [*label, config, *(f"{m[x]:.1f}" for x in METRICS)]
+            lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines), summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpus", type=Path, default=CORPUS)
+    ap.add_argument("--questions", type=Path, default=QUESTIONS)
+    ap.add_argument("--cache", type=Path, default=CACHE, help="text -> vector cache (created when missing)")
+    ap.add_argument("--seed-cache", type=Path, metavar="HOME", help="fill the cache from HOME/memory first")
+    ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--oracle", action="store_true", help="ask each evidence snippet itself (a check of the grader)")
+    args = ap.parse_args(argv)
+    if not args.corpus.is_dir():
+        print(f"devset: no corpus at {args.corpus}", file=sys.stderr)
+        return 2
+    try:
+        questions = load(args.questions)
+    except (OSError, ValueError) as e:
+        print(f"devset: {e}", file=sys.stderr)
+        return 1
+    with tempfile.TemporaryDirectory(prefix="funes-devset-") as tmp:
+        os.environ["FUNES_HOME"] = tmp
+        memo = devset_cache.install(args.cache)
+        if args.seed_cache:
+            print(f"seeded {devset_cache.seed_from_memory(memo, args.seed_cache / 'memory')} vectors", file=sys.stderr)
+        stats = index_corpus(args.corpus)
+        memo.save()
+        print(f"indexed {stats}; embedder {memo.describe()}", file=sys.stderr)
+        graded = grade(questions, Asker(), args.oracle)
+    text, summary = table(questions, graded)
+    print(text)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    report = {
+        "oracle": args.oracle,
+        "index": stats,
+        "embedder": memo.describe(),
+        "k": K,
+        "deep": DEEP,
+        "summary": summary,
+        "ranks": graded,
+    }
+    args.out.write_text(json.dumps(report, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

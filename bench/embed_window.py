@@ -1,0 +1,161 @@
+"""How much stored text the embedder never reads: chunks and characters beyond the model's token window.
+
+    .venv/bin/python bench/embed_window.py [--corpus ../shared/corpus]
+
+The corpus is stored text-only by the real `funes index --no-embed` into a throwaway FUNES_HOME
+(parse, redact, chunk exactly as indexing does; no model is run), and every stored chunk is
+tokenised with the configured embedder's own tokenizer (tokenizer.json and max_seq_length from the
+model folder funes resolves, so FUNES_EMBED_MODEL is honoured). A chunk is beyond the window when it
+has more word pieces, [CLS] and [SEP] included, than max_seq_length; the characters after the last
+word piece that fits are the text the vector leg never sees. Also reported: how many
+max_seq_length windows (no overlap) the chunks would need and how many word pieces reading every
+part would cost against today's truncated reads, and for each dev-set question whether its evidence
+lies in the part of its chunk the model reads, straddles the cut, or lies wholly beyond it.
+
+Output: a markdown table per block type on stdout, the same in bench/out/embed_window.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import sys
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from devset.questions import QUESTIONS  # noqa: E402
+from devset.questions import load as load_questions  # noqa: E402
+
+CORPUS = HERE.parents[1] / "shared" / "corpus"
+OUT = HERE / "out" / "embed_window.json"
+
+
+def stored_chunks(corpus: Path) -> list[dict]:
+    from funes.commands import index as ix
+    from funes.memory import Memory
+
+    rep = ix.index(ix.Options(path=str(corpus), yes=True, no_embed=True))
+    if rep.failed:
+        raise RuntimeError(f"index failed for {rep.failed[:3]}")
+    return Memory.resolve(None).require().chunks.scan(["text", "block_type", "session_id"]).to_pylist()
+
+
+def model_tokenizer():
+    """(model id, tokenizer without truncation or padding, max_seq_length) of the configured embedder."""
+    from tokenizers import Tokenizer
+
+    from funes.models import locate
+
+    model_id = locate.embedder_id()
+    folder = locate.resolve(model_id, "FUNES_EMBED_MODEL")
+    tk = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    tk.no_truncation()
+    tk.no_padding()
+    max_len = json.loads((folder / "sentence_bert_config.json").read_text())["max_seq_length"]
+    return model_id, tk, int(max_len)
+
+
+def measure(texts: list[str], tk, max_len: int) -> list[tuple[int, int, int, int]]:
+    """Per text: (word pieces incl. specials, content pieces, end of the visible text in chars, windows needed)."""
+    out = []
+    room = max_len - 2  # [CLS] and [SEP] take two of the model's positions
+    for text, enc in zip(texts, tk.encode_batch(texts)):
+        content = [o for o, special in zip(enc.offsets, enc.special_tokens_mask) if not special]
+        visible = content[room - 1][1] if len(content) > room else len(text)
+        out.append((len(enc.ids), len(content), visible, max(1, math.ceil(len(content) / room))))
+    return out
+
+
+def summarise(rows: list[dict], measured, max_len: int) -> dict[str, dict]:
+    room = max_len - 2
+    by: dict[str, list] = defaultdict(list)
+    for r, m in zip(rows, measured):
+        by[r["block_type"]].append((len(r["text"]), *m))
+        by["all"].append((len(r["text"]), *m))
+    out = {}
+    for name, items in sorted(by.items(), key=lambda kv: (kv[0] == "all", kv[0])):
+        chars = sum(i[0] for i in items)
+        pieces = sorted(i[1] for i in items)
+        out[name] = {
+            "chunks": len(items),
+            "beyond_pct": round(100 * sum(i[1] > max_len for i in items) / len(items), 1),
+            "chars": chars,
+            "chars_beyond_pct": round(100 * sum(i[0] - i[3] for i in items) / max(chars, 1), 1),
+            "median_pieces": pieces[len(pieces) // 2],
+            "p90_pieces": pieces[int(0.9 * (len(pieces) - 1))],
+            "windows_per_chunk": round(sum(i[4] for i in items) / len(items), 2),
+            # embedding work if every piece were read, relative to today's truncated reads
+            "pieces_all_vs_read": round(sum(i[2] for i in items) / max(sum(min(i[2], room) for i in items), 1), 2),
+        }
+    return out
+
+
+def evidence_visibility(rows: list[dict], measured, questions) -> dict[str, list[str]]:
+    """Question ids by where their evidence sits in its best chunk: visible, partly, beyond the window, missing."""
+    by_session: dict[str, list[tuple[str, int]]] = defaultdict(list)
+    for r, m in zip(rows, measured):
+        by_session[r["session_id"]].append((r["text"], m[2]))
+    order = ("visible", "partly", "beyond", "missing")
+    out: dict[str, list[str]] = {k: [] for k in order}
+    for q in questions:
+        pattern = re.compile(r"\s+".join(map(re.escape, q.evidence.split())))
+        best = "missing"
+        for text, visible in by_session.get(q.session_id, []):
+            for m in pattern.finditer(text):
+                where = "visible" if m.end() <= visible else "partly" if m.start() < visible else "beyond"
+                best = min(best, where, key=order.index)
+        out[best].append(q.id)
+    return out
+
+
+def render(model_id: str, max_len: int, n: int, summary: dict, evidence: dict) -> str:
+    lines = [
+        f"{model_id}: window {max_len} word pieces, {n} stored chunks",
+        "",
+        "| block type | chunks | beyond window | chars | chars beyond window | median / p90 pieces "
+        "| windows per chunk | pieces if all read / read now |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, s in summary.items():
+        lines.append(
+            f"| {name} | {s['chunks']:,} | {s['beyond_pct']}% | {s['chars']:,} | {s['chars_beyond_pct']}% "
+            f"| {s['median_pieces']} / {s['p90_pieces']} | {s['windows_per_chunk']} | {s['pieces_all_vs_read']} |"
+        )
+    if evidence:
+        counts = ", ".join(f"{k} {len(v)}" for k, v in evidence.items())
+        lines += [
+            "",
+            f"dev-set evidence in its best chunk: {counts}",
+            f"beyond or partly: {evidence['beyond'] + evidence['partly']}",
+        ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpus", type=Path, default=CORPUS)
+    ap.add_argument("--out", type=Path, default=OUT)
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="funes-window-") as tmp:
+        os.environ["FUNES_HOME"] = tmp
+        rows = stored_chunks(args.corpus)
+    model_id, tk, max_len = model_tokenizer()
+    measured = measure([r["text"] for r in rows], tk, max_len)
+    summary = summarise(rows, measured, max_len)
+    evidence = evidence_visibility(rows, measured, load_questions()) if QUESTIONS.is_file() else {}
+    print(render(model_id, max_len, len(rows), summary, evidence))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    report = {"model": model_id, "max_seq_length": max_len, "by_block_type": summary, "devset_evidence": evidence}
+    args.out.write_text(json.dumps(report, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
