@@ -89,9 +89,18 @@ def _held(lock: Path) -> bool:
         os.close(fd)
 
 
+def budget(idle_s: float = 1.0, starts: int = 10) -> float:
+    """`idle_s` on an idle machine; on a loaded one, scaled by what a bare interpreter start costs right now
+    (the hook is an interpreter start, a small import and one fork: a few bare starts, never a model load)."""
+    t0 = time.monotonic()
+    subprocess.run([sys.executable, "-S", "-c", "pass"], check=True)
+    return max(idle_s, starts * (time.monotonic() - t0))
+
+
 def _assert_quiet_and_fast(wall: float, out: subprocess.CompletedProcess) -> None:
     assert out.returncode == 0 and out.stdout == "" and out.stderr == "", out
-    assert wall < 1.0, f"hook took {wall:.2f}s"
+    limit = budget()
+    assert wall < limit, f"hook took {wall:.2f}s (budget {limit:.2f}s)"
 
 
 def test_claude_stop_hook_exec_form(home):
@@ -164,7 +173,7 @@ def test_pi_extension_spawns_the_hook_detached(home):
     )
     wall = time.monotonic() - t0
     assert out.returncode == 0 and json.loads(out.stdout) == ["agent_settled", "session_shutdown"], out.stderr
-    assert wall < 1.0
+    assert wall < budget()
     run = wait_for_worker(home)
     assert run["result"] == "ok" and run["chunks_added"] > 0
     assert "pi" in json.loads(cli(home / ".funes", "status", "--json"))["by_harness"]
@@ -196,7 +205,8 @@ def test_eight_hooks_at_once_index_every_turn_once(home, tmp_path):
     for _, out in results:
         assert out.returncode == 0 and out.stdout == "" and out.stderr == ""
     walls = sorted(w for w, _ in results)
-    assert walls[-1] < 2.0, walls  # eight interpreters starting at once on a shared box
+    # eight hooks at once on two cores: each waits for the others' interpreter starts
+    assert walls[-1] < budget(2.0, starts=40), walls
     wait_for_worker(home)
     got = json.loads(cli(home / ".funes", "status", "--json"))
     reference = tmp_path / "ref" / ".funes"
@@ -284,7 +294,7 @@ def test_hook_does_not_wait_for_an_agent_that_keeps_stdin_open(home):
     proc.stdin.write(json.dumps({"session_id": "s", "transcript_path": str(CLAUDE_SAMPLE)}).encode())
     proc.stdin.flush()  # and never closed
     assert proc.wait(timeout=10) == 0
-    assert time.monotonic() - t0 < 1.0
+    assert time.monotonic() - t0 < budget()
     proc.stdin.close()
     assert proc.stdout.read() == b"" and proc.stderr.read() == b""
     assert wait_for_worker(home)["result"] == "ok"
