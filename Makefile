@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: index test check bench publish clean-venv
+.PHONY: index test check bench publish clean-venv agent-clis
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -41,6 +41,12 @@ bench: $(STAMP)
 	$(BIN)/python bench/index_bench.py
 	$(BIN)/python bench/recall_latency.py
 	$(BIN)/python bench/quality.py
+
+# Claude Code and Codex from npm, Hermes from PyPI, outside the project venv (tests/test_agent_clis.py finds them)
+agent-clis:
+	-timeout 150 npm install --prefix .agent-clis --no-audit --no-fund @openai/codex @anthropic-ai/claude-code >/dev/null 2>&1
+	test -x .agent-clis/hermes-venv/bin/python || python3 -m venv .agent-clis/hermes-venv
+	timeout 150 .agent-clis/hermes-venv/bin/pip install -q hermes-agent >/dev/null 2>&1
 
 clean-venv:
 	rm -rf $(VENV)

@@ -20,7 +20,17 @@ print("HEAVY=" + ",".join(m for m in {heavy!r} if m in sys.modules))
 
 
 @pytest.mark.parametrize(
-    "argv", [["--help"], ["index", "--help"], ["recall", "--help"], ["get", "--help"], ["status", "--help"]]
+    "argv",
+    [
+        ["--help"],
+        ["index", "--help"],
+        ["recall", "--help"],
+        ["get", "--help"],
+        ["status", "--help"],
+        ["add", "--help"],
+        ["mcp", "--help"],
+        ["serve", "--help"],
+    ],
 )
 def test_help_imports_nothing_heavy(argv):
     out = subprocess.run(
@@ -28,3 +38,17 @@ def test_help_imports_nothing_heavy(argv):
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[-1] == "HEAVY=", f"{argv} imported {out.stdout.splitlines()[-1]}"
+
+
+def test_the_hook_imports_nothing_heavy(tmp_path):
+    """The per-turn hook runs inside the agent's turn: no ML, table or MCP library may load."""
+    probe = PROBE.format(
+        argv=["--home", str(tmp_path / "fh"), "hook", "claude", "Stop"],
+        heavy=HEAVY + ("mcp", "pyarrow", "tomlkit", "ruamel"),
+    )
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "FUNES_SYNC_DEBOUNCE": "0", "FUNES_SYNC_EMBED": "0"}
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, env=env
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[-1] == "HEAVY=", out.stdout

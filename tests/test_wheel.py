@@ -20,7 +20,18 @@ import pytest
 from conftest import REPO
 
 pytestmark = pytest.mark.slow
-_NOT_SOURCE = (".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache", "out", ".funes-sample")
+_NOT_SOURCE = (
+    ".git",
+    ".venv",
+    ".agent-clis",
+    "build",
+    "dist",
+    "*.egg-info",
+    "__pycache__",
+    ".*_cache",
+    "out",
+    ".funes-sample",
+)
 
 
 def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess:

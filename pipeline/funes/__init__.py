@@ -7,14 +7,16 @@ pipeline (ingest/run.py); `memory/` appends the chunk rows to an append-only Lan
 (memory/chunks.lance, vectors in memory/vectors.lance so text is searchable before it is
 embedded) and keeps the faiss + bm25s indexes fresh incrementally; `retrieval/` fuses vector and
 BM25 legs, reranks, weighs recency and attaches neighbours; `commands/` decide what to do and
-return values (typed in results.py); `render/` turns values into text and `cli.py` prints it.
+return values (typed in results.py); `render/` turns values into text and `cli.py` prints it;
+`mcp.py` serves the same answers to agents as MCP tools, `serve.py` is the one shared process
+holding the models, and `agents/` registers funes with each agent (`funes add` / `remove`).
 Publishing (`commands/publish.py`) mirrors the embedded rows as Parquet shards to a private Hub
 dataset (`memory/mirror.py`, `memory/card.py`, transport in `hub.py`) behind the fail-closed
 egress gate (`commands/gate.py`); `commands/scrub.py` is the one audited rewrite of the memory.
 
 Layers, top to bottom (a module imports only from layers below; `make check` enforces it):
 
-    cli
+    cli : mcp : serve
     commands
     render | agents
     retrieval

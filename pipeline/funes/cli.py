@@ -107,6 +107,83 @@ def cmd_status(args) -> int:
     return 0
 
 
+def cmd_add(args) -> int:
+    from funes.commands.add import add, plan_for
+    from funes.render.agents import LABELS, add_report
+
+    plan = plan_for(args.agent, args.memory, args.url)  # bad names fail before any question
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise UsageError(
+                f"funes add {plan.agent} edits {LABELS[plan.agent]}'s config and may index its sessions",
+                f"re-run with --yes: funes add {plan.agent} --yes",
+            )
+        if not _confirm(f"index your {LABELS[plan.agent]} sessions (about a minute) and register funes with it?"):
+            print("nothing was changed", file=sys.stderr)
+            return 1
+    result = add(
+        args.agent,
+        args.memory,
+        url=args.url,
+        approve=not args.no_approve,
+        seed=not args.no_index,
+        progress=_progress_printer(),
+    )
+    sys.stdout.write(add_report(result))
+    return 0
+
+
+def cmd_remove(args) -> int:
+    from funes.commands.remove import remove
+    from funes.render.agents import remove_report
+
+    report = remove(args.agent)
+    sys.stdout.write(remove_report(report))
+    if report.errors:
+        raise FunesError(
+            report.errors[0], "remove the funes entries from that file by hand, then re-run `funes remove`"
+        )
+    return 0
+
+
+def cmd_hook(args) -> int:
+    try:
+        from funes.commands.hook import fire
+
+        fire(args.agent, args.event, args.session_file)
+    except Exception:  # a hook never fails the agent's turn (fire() logs its own errors)
+        pass
+    return 0
+
+
+def cmd_sync(args) -> int:
+    from funes.commands.sync import run
+
+    return run()
+
+
+def cmd_mcp(args) -> int:
+    from funes.mcp import run_stdio
+
+    run_stdio(args.memory, backend=args.backend)
+    return 0
+
+
+def cmd_serve(args) -> int:
+    from funes.serve import serve
+
+    return serve(port=args.port, idle=args.idle)
+
+
+def _confirm(question: str) -> bool:
+    print(f"{question} [Y/n] ", end="", file=sys.stderr, flush=True)
+    try:
+        answer = sys.stdin.readline().strip().lower()
+    except (OSError, KeyboardInterrupt):
+        return False
+    return answer in ("", "y", "yes")
+
+
 def cmd_publish(args) -> int:
     if not sys.stderr.isatty():  # huggingface_hub's upload bars are for terminals; logs get our lines only
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
@@ -157,8 +234,18 @@ def _int_env(name: str, default: int) -> int:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="funes", description="Local-first memory for coding agents.")
     p.add_argument("--version", action="version", version=f"funes {__version__}")
+    p.add_argument("--home", metavar="DIR", help="use DIR as FUNES_HOME (agents' hooks and servers pass it)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    for add in (_add_index, _add_recall, _add_get, _add_status, _add_publish, _add_scrub, _add_repair):
+    for add in (
+        _add_index,
+        _add_recall,
+        _add_get,
+        _add_status,
+        _add_publish,
+        _add_scrub,
+        _add_repair,
+        _add_agent_commands,
+    ):
         add(sub)
     return p
 
@@ -251,6 +338,48 @@ def _add_status(sub) -> None:
     st.set_defaults(func=cmd_status)
 
 
+def _add_agent_commands(sub) -> None:
+    agents = "claude|codex|hermes|pi"
+    ad = sub.add_parser("add", help="register funes with an agent: MCP server, per-turn hooks, recall skill")
+    ad.add_argument("agent", metavar=agents)
+    ad.add_argument("memory", nargs="?", help="local (default), a PATH, or a Hub dataset owner/name to publish to")
+    ad.add_argument("--yes", action="store_true", help="no questions (scripts)")
+    ad.add_argument("--no-index", action="store_true", help="skip the first index of the agent's sessions")
+    ad.add_argument("--no-approve", action="store_true", help="Hermes: leave approving the funes hooks to Hermes")
+    ad.add_argument("--url", help="register a running `funes serve --port N` (http://127.0.0.1:N/mcp) instead")
+    ad.set_defaults(func=cmd_add)
+
+    rm = sub.add_parser("remove", help="undo `funes add` exactly (memories are never touched)")
+    rm.add_argument("agent", metavar=agents)
+    rm.set_defaults(func=cmd_remove)
+
+    mc = sub.add_parser("mcp", help="MCP server on stdio (what agents run): tools recall, get, status")
+    mc.add_argument("memory", nargs="?", help="default memory for the tools (default: local)")
+    mc.add_argument(
+        "--backend",
+        choices=("auto", "local", "shared"),
+        default="auto",
+        help="auto (default): the shared `funes serve`, started on demand; shared: only a running one; local: in-process",
+    )
+    mc.set_defaults(func=cmd_mcp)
+
+    sv = sub.add_parser("serve", help="the shared model process every `funes mcp` talks to (started on demand)")
+    sv.add_argument("--port", type=int, help="also serve MCP on http://127.0.0.1:PORT/mcp for URL-configured agents")
+    sv.add_argument(
+        "--idle", type=float, metavar="MIN", help="exit after MIN idle minutes (default 20; never with --port)"
+    )
+    sv.set_defaults(func=cmd_serve)
+
+    hk = sub.add_parser("hook", help="what agents' hooks run: queue the event, return at once")
+    hk.add_argument("agent")
+    hk.add_argument("event")
+    hk.add_argument("--session-file", help=argparse.SUPPRESS)
+    hk.set_defaults(func=cmd_hook)
+
+    sy = sub.add_parser("sync", help="drain queued hook events into the memory (started by hooks)")
+    sy.set_defaults(func=cmd_sync)
+
+
 def _add_publish(sub) -> None:
     for name in ("publish", "push"):
         doc = "publish the local memory to a private Hugging Face dataset" if name == "publish" else "alias of publish"
@@ -279,6 +408,8 @@ def _add_scrub(sub) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.home:
+        os.environ["FUNES_HOME"] = str(os.path.abspath(os.path.expanduser(args.home)))
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

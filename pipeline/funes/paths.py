@@ -73,3 +73,40 @@ def home_roots() -> dict[str, Path]:
         "pi": h / ".pi" / "agent" / "sessions",
         "hermes": h / ".hermes",
     }
+
+
+def queue_file(base: Path | None = None) -> Path:
+    """Hook events waiting for the worker (one JSON line each, O_APPEND)."""
+    return (base or home()) / "queue" / "events.jsonl"
+
+
+def run_dir(base: Path | None = None) -> Path:
+    """Locks and the shared server's socket."""
+    return (base or home()) / "run"
+
+
+def logs_dir(base: Path | None = None) -> Path:
+    return (base or home()) / "logs"
+
+
+def integrations_dir(base: Path | None = None) -> Path:
+    """What `funes add` changed per agent, for an exact `funes remove`."""
+    return (base or home()) / "integrations"
+
+
+def serve_socket(base: Path | None = None) -> Path:
+    """The shared server's Unix socket; a short fallback path when FUNES_HOME is too deep for AF_UNIX."""
+    sock = run_dir(base) / "mcp.sock"
+    if len(str(sock)) < 100:
+        return sock
+    import hashlib
+    import tempfile
+
+    digest = hashlib.sha1(str(sock).encode()).hexdigest()[:12]
+    return Path(tempfile.gettempdir()) / f"funes-{os.getuid()}-{digest}.sock"
+
+
+def agent_dir(env: str, default: str) -> Path:
+    """An agent's config folder: its override variable (CLAUDE_CONFIG_DIR, CODEX_HOME, ...) or ~/<default>."""
+    raw = os.environ.get(env, "").strip()
+    return Path(raw).expanduser() if raw else Path.home() / default

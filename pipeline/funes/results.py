@@ -104,6 +104,7 @@ class Status:
     index_problem: str | None = None  # why the indexes do not answer for the tables (repaired by the next writer)
     scanners: dict[str, str] = field(default_factory=dict)  # secret scanner engine -> version or "unavailable: …"
     now: float = 0.0
+    last_hook: dict[str, Any] | None = None  # the last hook worker run (commands/sync.py), None before any
     remote: dict[str, Any] = field(default_factory=dict)  # a remote's commit, offline, shards, published/cache bytes
 
 

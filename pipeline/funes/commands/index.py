@@ -71,6 +71,13 @@ def index(opts: Options, progress=lambda msg, transient=False: None) -> IndexRep
     if opts.harness is not None and not opts.harness.strip():
         raise UsageError("--harness needs a value (claude, codex, pi or hermes)")
     sources, budgeted = pick_sources(opts)
+    return index_sources(sources, opts, budgeted, progress)
+
+
+def index_sources(
+    sources: list, opts: Options, budgeted: bool, progress=lambda msg, transient=False: None
+) -> IndexReport:
+    """Index already-resolved sources (the hook worker passes the transcripts its events name)."""
     report = IndexReport(sources=[s.describe() for s in sources])
     report.sample = bool(sources) and all(paths.samples_dir() in Path(s.root).parents for s in sources)
     started = time.monotonic()

@@ -15,7 +15,9 @@ def status(memory: str | None = None, progress=None) -> Status:
     if not isinstance(mem, Memory):
         return _remote(mem, progress)
     state, message = mem.state()
-    st = Status(label=mem.label, state=state.value, message=message, now=time.time())
+    from funes.commands.sync import last_run
+
+    st = Status(label=mem.label, state=state.value, message=message, now=time.time(), last_hook=last_run())
     if state in (State.MISSING, State.EMPTY):
         return st
     if state is not State.READY:

@@ -14,7 +14,7 @@ from funes.results import Status
 def status_text(st: Status) -> str:
     lines = [f"memory: {st.label}"]
     if st.state != "ready":
-        return "\n".join(lines + [st.message]) + "\n"
+        return "\n".join(lines + [st.message] + _last_hook(st)) + "\n"
     lines += [f"chunks: {st.chunks}", f"sessions: {st.sessions}"]
     if st.by_harness:
         lines.append("agents: " + ", ".join(f"{k} {v}" for k, v in st.by_harness.items()))
@@ -46,7 +46,18 @@ def status_text(st: Status) -> str:
         lines.append(f"reranker: none — {st.reranker_note.removeprefix('none: ')}")
     if st.scanners:
         lines.append("secret scanners: " + ", ".join(f"{k} {v}" for k, v in st.scanners.items()))
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _last_hook(st)) + "\n"
+
+
+def _last_hook(st: Status) -> list[str]:
+    run = st.last_hook
+    if not run:
+        return []
+    what = run.get("result", "?")
+    if what == "ok":
+        what = f"ok, {run.get('turns', 0)} turns read, +{run.get('chunks_added', 0)} chunks"
+    when = f"{stamp(run['ts'])} ({age(run['ts'], st.now)})" if isinstance(run.get("ts"), int | float) else "?"
+    return [f"last hook run: {when} — {run.get('events', 0)} events from {run.get('sessions', 0)} sessions: {what}"]
 
 
 def _remote_lines(st: Status) -> list[str]:
