@@ -264,3 +264,32 @@ def test_hermes_no_approve_leaves_consent_to_hermes(home):
     assert "hook hermes" not in allow.read_text() and "audit.sh" in allow.read_text()
     assert funes(home / ".funes", "remove", "hermes").returncode == 0
     assert allow.read_bytes() == original
+
+
+def test_bind_repoints_every_integration_and_bind_local_restores_them(home):
+    _add(home, "claude")
+    _add(home, "codex")
+    local = snapshot(home)
+    out = funes(home / ".funes", "bind", "acme/mem")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("claude:\n") and "\ncodex:\n" in out.stdout and "hermes" not in out.stdout
+    for agent in ("claude", "codex"):
+        doc = json.loads((home / f".funes/integrations/{agent}.json").read_text())
+        assert (doc["memory"], doc["kind"]) == ("acme/mem", "hub")  # what the session-end sync publishes to
+    codex_hooks = json.loads((home / ".codex/hooks.json").read_text())["hooks"]
+    assert codex_hooks["SessionEnd"][0]["hooks"][0]["statusMessage"] == "Publishing funes memory"
+    assert "SessionStart" in codex_hooks
+    assert "SessionStart" in json.loads((home / ".claude/skills/funes/hooks/hooks.json").read_text())["hooks"]
+    assert not (home / ".hermes/config.yaml").read_text().count("funes")  # never added: bind leaves it alone
+    back = funes(home / ".funes", "bind", "local")
+    assert back.returncode == 0, back.stderr
+    assert snapshot(home) == local
+
+
+def test_bind_without_integrations_or_with_a_bad_memory_is_one_line(home):
+    out = funes(home / ".funes", "bind", "acme/mem")
+    assert out.returncode != 0 and out.stderr.startswith("funes: ") and "Traceback" not in out.stderr
+    _add(home, "codex")
+    before = snapshot(home)
+    bad = funes(home / ".funes", "bind", "hf://datasets/nope")
+    assert bad.returncode != 0 and bad.stderr.startswith("funes: ") and snapshot(home) == before

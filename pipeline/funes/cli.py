@@ -133,6 +133,16 @@ def cmd_add(args) -> int:
     return 0
 
 
+def cmd_bind(args) -> int:
+    from funes.commands.bind import bind
+    from funes.render.agents import add_report
+
+    for result in bind(args.memory):
+        body = "".join(f"  {line}\n" for line in add_report(result).splitlines())
+        sys.stdout.write(f"{result.report.agent}:\n{body}")
+    return 0
+
+
 def cmd_remove(args) -> int:
     from funes.commands.remove import remove
     from funes.render.agents import remove_report
@@ -348,6 +358,10 @@ def _add_agent_commands(sub) -> None:
     ad.add_argument("--no-approve", action="store_true", help="Hermes: leave approving the funes hooks to Hermes")
     ad.add_argument("--url", help="register a running `funes serve --port N` (http://127.0.0.1:N/mcp) instead")
     ad.set_defaults(func=cmd_add)
+
+    bd = sub.add_parser("bind", help="point every registered agent (and its session-end publish) at MEMORY")
+    bd.add_argument("memory", help="a Hub dataset owner/name, a PATH, or `local` to unbind")
+    bd.set_defaults(func=cmd_bind)
 
     rm = sub.add_parser("remove", help="undo `funes add` exactly (memories are never touched)")
     rm.add_argument("agent", metavar=agents)
