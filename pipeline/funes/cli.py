@@ -143,6 +143,18 @@ def cmd_bind(args) -> int:
     return 0
 
 
+def cmd_curate(args) -> int:
+    from funes.commands.curate import curate
+
+    p = curate(args.remote, args.repo, args.include or [], args.exclude or [])
+    sys.stdout.write(
+        f"ships {len(p.ship)} sessions; {len(p.undecided) + len(p.grown)} wait for review"
+        f" ({len(p.grown)} grew since); {len(p.excluded)} excluded\n"
+        + "".join(f"  review: {s}\n" for s in sorted(p.undecided | p.grown))
+    )
+    return 0
+
+
 def cmd_remove(args) -> int:
     from funes.commands.remove import remove
     from funes.render.agents import remove_report
@@ -362,6 +374,13 @@ def _add_agent_commands(sub) -> None:
     bd = sub.add_parser("bind", help="point every registered agent (and its session-end publish) at MEMORY")
     bd.add_argument("memory", help="a Hub dataset owner/name, a PATH, or `local` to unbind")
     bd.set_defaults(func=cmd_bind)
+
+    cu = sub.add_parser("curate", help="make a Hub memory a repository's project memory; only included sessions ship")
+    cu.add_argument("remote", help="the Hub memory owner/name")
+    cu.add_argument("repo", nargs="?", help="the repository it is the project memory of (owner/name)")
+    cu.add_argument("--include", action="append", metavar="SESSION", help="reviewed: publish this session")
+    cu.add_argument("--exclude", action="append", metavar="SESSION", help="never publish this session")
+    cu.set_defaults(func=cmd_curate)
 
     rm = sub.add_parser("remove", help="undo `funes add` exactly (memories are never touched)")
     rm.add_argument("agent", metavar=agents)

@@ -22,7 +22,7 @@ import pyarrow as pa
 from funes import hub, schema
 from funes.commands import gate
 from funes.errors import FunesError, UsageError
-from funes.memory import Memory, card, mirror, receipts, spec
+from funes.memory import Memory, card, curation, mirror, receipts, spec
 
 WINDOW = 4096  # outgoing rows scanned and written per step (bounds memory)
 RETRIES = 5
@@ -51,6 +51,7 @@ class Report:
     held: gate.Held = field(default_factory=gate.Held)
     uploaded_bytes: int = 0
     timings: dict[str, float] = field(default_factory=dict)
+    curation: curation.Partition | None = None  # a project memory: which sessions shipped, which wait
 
     @property
     def exit_code(self) -> int:
@@ -102,7 +103,7 @@ def _attempt(mem: Memory, uri: str, remote: hub.Repo, report: Report, progress) 
     with clock("read remote"):
         man = _remote_manifest(remote, model, dim)
         known = _sync_receipt(uri, remote, man, progress)
-    vec_pos, rows = _outgoing(mem, known.ids)
+    vec_pos, rows = _curated(mem, remote.repo_id, *_outgoing(mem, known.ids), report)
     report.held, report.remote_chunks = gate.Held(), int(man["chunks"])
     if not len(rows):
         report.published, report.commit = 0, remote.sha
@@ -127,6 +128,20 @@ def _attempt(mem: Memory, uri: str, remote: hub.Repo, report: Report, progress) 
     known.shards.update(s.path for s, _ in shards)
     receipts.save(uri, known)
     return report
+
+
+def _curated(mem: Memory, repo_id: str, vec_pos: np.ndarray, rows: np.ndarray, report: Report):
+    """A project memory ships only sessions reviewed and included at their current size."""
+    decisions = curation.load(repo_id)
+    if decisions.project is None:
+        return vec_pos, rows  # a personal memory ships everything
+    sids = np.asarray(mem.chunks.scan(["session_id"])["session_id"].to_pylist(), dtype=object)
+    counts: dict[str, int] = {}
+    for sid in sids:
+        counts[sid] = counts.get(sid, 0) + 1
+    report.curation = curation.partition(decisions, counts)
+    keep = np.isin(sids[rows], list(report.curation.ship)) if len(rows) else np.zeros(0, bool)
+    return vec_pos[keep], rows[keep]
 
 
 @contextmanager
