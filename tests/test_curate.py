@@ -96,3 +96,22 @@ def test_curate_errors_are_one_line(funes_home):
             text=True,
         )
         assert out.returncode == 2 and out.stderr.startswith("funes: ") and needle in out.stderr, out.stderr
+
+
+def test_two_hosts_curating_one_remote_keep_each_others_rows(hub, funes_home, tmp_path, monkeypatch):
+    from funes.commands.curate import curate
+
+    _memory()
+    curate(hub.repo_id, "acme/widget", ["s0"], [])
+    assert _publish(hub).published == 3
+    other = tmp_path / "laptop" / ".funes"  # a second host: its own memory and its own decisions
+    monkeypatch.setenv("FUNES_HOME", str(other))
+    rows = session("h2", [f"laptop turn {i}" for i in range(2)])
+    memory_with(rows, dict(enumerate(unit_vectors(2, seed=7))), refresh=False)
+    curate(hub.repo_id, "acme/widget", ["h2"], [])
+    assert _publish(hub).published == 2
+    assert sorted(set(_remote_sessions(hub))) == ["h2", "s0"]
+    monkeypatch.setenv("FUNES_HOME", str(funes_home))
+    curate(hub.repo_id, None, ["s3"], [])
+    assert _publish(hub).published == 3
+    assert sorted(set(_remote_sessions(hub))) == ["h2", "s0", "s3"]
