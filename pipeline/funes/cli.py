@@ -155,6 +155,13 @@ def cmd_curate(args) -> int:
     return 0
 
 
+def cmd_ask(args) -> int:
+    from funes.commands.ask import ask
+
+    sys.stdout.write(ask(args.agent, " ".join(args.question), memory=args.memory, progress=_progress_printer()))
+    return 0
+
+
 def cmd_remove(args) -> int:
     from funes.commands.remove import remove
     from funes.render.agents import remove_report
@@ -381,6 +388,12 @@ def _add_agent_commands(sub) -> None:
     cu.add_argument("--include", action="append", metavar="SESSION", help="reviewed: publish this session")
     cu.add_argument("--exclude", action="append", metavar="SESSION", help="never publish this session")
     cu.set_defaults(func=cmd_curate)
+
+    ak = sub.add_parser("ask", help="a grounded answer: recalled passages, answered and cited by claude or codex")
+    ak.add_argument("agent", metavar="claude|codex")
+    ak.add_argument("question", nargs="+")
+    ak.add_argument("--memory", help="the memory to recall from (default: local)")
+    ak.set_defaults(func=cmd_ask)
 
     rm = sub.add_parser("remove", help="undo `funes add` exactly (memories are never touched)")
     rm.add_argument("agent", metavar=agents)
