@@ -50,6 +50,9 @@ def test_publish_to_a_project_memory_ships_only_included_sessions(hub, funes_hom
     r = _publish(hub)
     assert sorted(set(_remote_sessions(hub))) == ["s0", "s3"] and r.published == 6
     assert r.curation is not None and r.curation.undecided == {"s2"}
+    from funes.render.publish import publish_summary
+
+    assert "1 session(s) wait for review" in publish_summary(r)
     curate(hub.repo_id, None, ["s2"], [])
     assert _publish(hub).published == 3
     assert sorted(set(_remote_sessions(hub))) == ["s0", "s2", "s3"]  # s1 (excluded) never ships
@@ -115,3 +118,16 @@ def test_two_hosts_curating_one_remote_keep_each_others_rows(hub, funes_home, tm
     curate(hub.repo_id, None, ["s3"], [])
     assert _publish(hub).published == 3
     assert sorted(set(_remote_sessions(hub))) == ["h2", "s0", "s3"]
+
+
+def test_status_counts_the_sessions_waiting_for_review(funes_home):
+    from funes import render
+    from funes.commands.curate import curate
+    from funes.commands.status import status
+
+    _memory()
+    assert status().review == {}
+    curate("acme/mem", "acme/widget", ["s0"], ["s1"])
+    st = status()
+    assert st.review == {"acme/mem": 2}  # s2 and s3
+    assert "waiting for review: 2 sessions for acme/mem\n" in render.status_text(st)

@@ -105,6 +105,7 @@ class Status:
     scanners: dict[str, str] = field(default_factory=dict)  # secret scanner engine -> version or "unavailable: …"
     now: float = 0.0
     last_hook: dict[str, Any] | None = None  # the last hook worker run (commands/sync.py), None before any
+    review: dict[str, int] = field(default_factory=dict)  # project memory -> local sessions waiting for review
     remote: dict[str, Any] = field(default_factory=dict)  # a remote's commit, offline, shards, published/cache bytes
 
 

@@ -34,6 +34,7 @@ def status(memory: str | None = None, progress=None) -> Status:
     st.embedder = models.embedder_id()
     st.reranker, st.reranker_note = models.reranker_status()
     _gate(mem, st)
+    st.review = _waiting_for_review(mem)
     from funes import scan
 
     st.scanners = scan.engines()
@@ -113,3 +114,23 @@ def _named(counts, names: list[str]) -> dict[str, int]:
 
 def _sorted(d: dict) -> dict[str, int]:
     return dict(sorted(((k or "(none)"), v) for k, v in d.items()))
+
+
+def _waiting_for_review(mem) -> dict[str, int]:
+    """Per project memory this host curates: sessions undecided or grown since their review."""
+    from funes import paths
+    from funes.commands.curate import chunks_per_session
+    from funes.memory import curation
+
+    files = sorted((paths.home() / "curation").glob("*--*.txt"))
+    if not files or not mem.default:
+        return {}
+    counts = chunks_per_session(mem)
+    out = {}
+    for f in files:
+        repo_id = f.stem.replace("--", "/", 1)
+        decisions = curation.load(repo_id)
+        if decisions.project is not None:
+            p = curation.partition(decisions, counts)
+            out[repo_id] = len(p.undecided) + len(p.grown)
+    return out

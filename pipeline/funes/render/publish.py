@@ -19,6 +19,9 @@ def publish_summary(r) -> str:
         lines.append(f"  created {r.repo_id} as a private dataset")
     if r.card_note:
         lines.append(f"  {r.card_note}")
+    if r.curation is not None and (r.curation.undecided or r.curation.grown):
+        n = len(r.curation.undecided) + len(r.curation.grown)
+        lines.append(f"  project memory: {n} session(s) wait for review (`funes curate {r.repo_id} --include SESSION`)")
     if r.pending:
         lines.append(
             f"  {r.pending:,} chunk(s) still wait for a vector and were not published (`funes index` embeds them)"
