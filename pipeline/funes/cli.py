@@ -48,6 +48,9 @@ def cmd_index(args) -> int:
 
 
 def cmd_recall(args) -> int:
+    from funes.memory.lance import import_for_reading
+
+    import_for_reading()  # first: before anything below imports lance
     from funes import render
     from funes.commands.recall import recall
 
@@ -68,6 +71,9 @@ def cmd_recall(args) -> int:
 
 
 def cmd_get(args) -> int:
+    from funes.memory.lance import import_for_reading
+
+    import_for_reading()
     from funes import render
     from funes.commands.get import get
 
