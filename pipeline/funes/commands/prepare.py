@@ -86,11 +86,16 @@ def prepare_group(work: list, tiers, include_thinking: bool):
 
 
 def workers() -> int:
-    """Worker processes for a large run: FUNES_INDEX_WORKERS, else one per core, at most 2 (0/1 = serial)."""
+    """Worker processes for a large run: FUNES_INDEX_WORKERS, else one per core (at most 2) when
+    the cores are free. On a busy machine extra processes only add their start-up and the
+    per-group scanner start to the CPU bill (measured in bench/README.md "## Day zero"), so it
+    stays serial (0/1 = serial)."""
     raw = os.environ.get("FUNES_INDEX_WORKERS", "").strip()
     if raw.isdigit():
         return int(raw)
-    return min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 2)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    busy = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    return min(cores, 2) if busy < cores - 0.5 else 1
 
 
 def groups(owed: list, group_bytes: int = GROUP_BYTES) -> list[list]:
