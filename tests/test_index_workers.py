@@ -32,9 +32,8 @@ def _index(home, tree, workers):
 
 
 @pytest.mark.slow
-def test_pooled_rows_equal_serial(tmp_path, monkeypatch):
+def test_pooled_rows_equal_serial(tmp_path):
     tree = _tree(tmp_path / "tree", prepare.POOL_MIN_UNITS + 6)
-    monkeypatch.setenv("FUNES_INDEX_WORKERS", "2")
     owed = [(s, u) for s in source.resolve(tree) for u in s.units()]
     assert index._Run._poolable(None, owed)  # this tree does take the worker path
     serial, s_out = _index(tmp_path / "serial", tree, 1)

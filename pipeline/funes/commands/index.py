@@ -163,9 +163,10 @@ class _Run:
             for tiers in passes:
                 target = tiers[-1]
                 owed = [(s, u) for s, u in units if not ledger.is_current(self.state, u.key, u.signature, target)]
-                if pool is None and self._poolable(owed):
-                    pool = prepare.Pool(prepare.workers())
-                stopped = self._store_pooled(pool, owed, tiers) if pool else self._store_serial(owed, tiers)
+                if pool is None and self._poolable(owed) and (n := prepare.workers()) > 1:
+                    pool = prepare.Pool(n)
+                pooled = pool is not None and not pool.broken
+                stopped = self._store_pooled(pool, owed, tiers) if pooled else self._store_serial(owed, tiers)
                 if stopped:
                     return after_pass()
                 if self.report.chunks_added:
@@ -179,11 +180,7 @@ class _Run:
 
     def _poolable(self, owed) -> bool:
         # only transcript files travel to workers; hermes databases and Hub shards stay in this process
-        return (
-            len(owed) >= prepare.POOL_MIN_UNITS
-            and prepare.workers() > 1
-            and all(isinstance(s, source.FilesSource) for s, _ in owed)
-        )
+        return len(owed) >= prepare.POOL_MIN_UNITS and all(isinstance(s, source.FilesSource) for s, _ in owed)
 
     def _store_serial(self, owed, tiers) -> bool:
         """Read, chunk and append owed units here; True when the budget stopped the pass."""
@@ -207,15 +204,22 @@ class _Run:
 
     def _store_pooled(self, pool, owed, tiers) -> bool:
         """The same in worker processes: groups come back in order and are appended as they arrive."""
+        from concurrent.futures.process import BrokenProcessPool
+
         target, done = tiers[-1], 0
-        for group, (chunks, removed, infos, ok) in pool.run(prepare.groups(owed), tiers, not self.opts.no_thinking):
-            for info in infos:
-                self._note(info)
-            done += len(group)
-            self.progress(f"{target} [{done}/{len(owed)}]", True)
-            self._commit(chunks, removed, [(u, target) for (_, u), read in zip(group, ok) if read])
-            if self.over_budget():
-                return True
+        try:
+            for group, (chunks, removed, infos, ok) in pool.run(prepare.groups(owed), tiers, not self.opts.no_thinking):
+                for info in infos:
+                    self._note(info)
+                done += len(group)
+                self.progress(f"{target} [{done}/{len(owed)}]", True)
+                self._commit(chunks, removed, [(u, target) for (_, u), read in zip(group, ok) if read])
+                if self.over_budget():
+                    return True
+        except BrokenProcessPool:
+            # a worker died (killed, out of memory): what it was given is read again here
+            pool.broken = True
+            return self._store_serial(owed[done:], tiers)
         return False
 
     def _note(self, info) -> None:

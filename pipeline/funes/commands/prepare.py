@@ -123,6 +123,7 @@ class Pool:
         from concurrent.futures import ProcessPoolExecutor
 
         self.n = n
+        self.broken = False  # a worker died; the rest of the run is serial
         self.ex = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"))
 
     def run(self, work_groups: list[list], tiers, include_thinking: bool):
