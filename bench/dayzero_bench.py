@@ -29,6 +29,7 @@ sys.path.insert(0, str(REPO / "bench"))
 import dayzero_data  # noqa: E402
 
 PHASES: dict[str, float] = defaultdict(float)
+CPU: dict[str, float] = defaultdict(float)  # the same phases in CPU seconds of this process (load-independent)
 _stack: list[str] = []
 
 
@@ -37,17 +38,24 @@ def _timed(owner, name: str, phase: str) -> None:
 
     def wrapper(*a, **kw):
         _stack.append(phase)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         try:
             return fn(*a, **kw)
         finally:
-            dt = time.perf_counter() - t0
+            dt, dc = time.perf_counter() - t0, time.process_time() - c0
             _stack.pop()
             PHASES[phase] += dt
+            CPU[phase] += dc
             if _stack:  # the enclosing phase reports its own time only
                 PHASES[_stack[-1]] -= dt
+                CPU[_stack[-1]] -= dc
 
     setattr(owner, name, wrapper)
+
+
+def _children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def instrument() -> None:
@@ -124,9 +132,11 @@ def main() -> None:
         os.environ.update(FUNES_HOME=str(funes_home), FUNES_INDEX_WORKERS=str(workers))
         for rnd in range(1, args.rounds + 1):
             PHASES.clear()
-            t0 = time.perf_counter()
+            CPU.clear()
+            t0, c0, k0 = time.perf_counter(), time.process_time(), _children_cpu()
             rep = index.index(index.Options(auto=True, no_embed=True))
             wall = time.perf_counter() - t0
+            cpu, kids = time.process_time() - c0, _children_cpu() - k0
             out = {
                 "workers": workers,
                 "round": rnd,
@@ -139,6 +149,10 @@ def main() -> None:
                 # with workers, parse/redact/chunk run in the worker processes and are not seen here
                 "phases_s": {k: round(v, 2) for k, v in sorted(PHASES.items(), key=lambda kv: -kv[1])},
                 "unaccounted_s": round(wall - sum(PHASES.values()), 2),
+                "phases_cpu_s": {k: round(v, 2) for k, v in sorted(CPU.items(), key=lambda kv: -kv[1])},
+                # workers and the Kingfisher scanner are child processes: their CPU is counted once they exit
+                "cpu_s": {"parent": round(cpu, 1), "children": round(kids, 1)},
+                "load_average": round(os.getloadavg()[0], 1),
                 "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
                 "children_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024),
                 "quality": ask(qs),
