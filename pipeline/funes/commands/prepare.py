@@ -50,12 +50,14 @@ def read_unit(src, unit, tiers, include_thinking: bool):
         return None, info
     frame = parsed.frame
     info.skipped = Counter(parsed.skipped)
-    if frame.height:
-        info.harness = frame["harness"][0]
-        info.sessions = frame["session_id"].unique().to_list()
-        info.turns = frame.select(["session_id", "turn_uuid"]).n_unique()
     table = as_arrow(frame)
-    repo = repos.repo_for_unit(unit) if frame.height else ""
+    if table.num_rows:
+        # plain Python over a few dozen rows: a polars unique/n_unique per unit cost more than its parse
+        sessions, turns = table["session_id"].to_pylist(), table["turn_uuid"].to_pylist()
+        info.harness = table["harness"][0].as_py()
+        info.sessions = list(dict.fromkeys(sessions))
+        info.turns = len(set(zip(sessions, turns)))
+    repo = repos.repo_for_unit(unit) if table.num_rows else ""
     table = table.append_column("repo", pa.array([repo] * table.num_rows, pa.string()))
     return stages.select(table, set(tiers), include_thinking=include_thinking), info
 
