@@ -33,13 +33,15 @@ def _index(home, tree, workers):
 
 @pytest.mark.slow
 def test_pooled_rows_equal_serial(tmp_path):
-    tree = _tree(tmp_path / "tree", prepare.POOL_MIN_UNITS + 6)
+    n = prepare.POOL_MIN_UNITS + 6
+    tree = _tree(tmp_path / "tree", n)
     owed = [(s, u) for s in source.resolve(tree) for u in s.units()]
     assert index._Run._poolable(None, owed)  # this tree does take the worker path
     serial, s_out = _index(tmp_path / "serial", tree, 1)
     pooled, p_out = _index(tmp_path / "pooled", tree, 2)
     assert serial.num_rows > prepare.POOL_MIN_UNITS
     assert pooled.equals(serial)
+    assert f"sessions={n} turns={4 * n} " in s_out.splitlines()[0]  # the tallies count each unit once
     assert p_out.splitlines()[0].split(" in ")[0] == s_out.splitlines()[0].split(" in ")[0]
     assert any("[REDACTED:" in t for t in pooled["text"].to_pylist())
 
