@@ -1,9 +1,9 @@
 """Read owed units and turn their blocks into chunk rows, in this process or in worker processes.
 
-Day zero owes thousands of transcripts, and parsing plus redaction is nearly all of its time and
-runs on one core. `Pool` hands the units out in groups, in order, to processes on the other cores
-and gives the results back in the same order, so the chunk rows are appended exactly as the serial
-path appends them (the determinism tests compare the two). Workers are spawned, never forked: the
+Day zero owes thousands of transcripts, and parsing, redaction and chunking are two thirds of its
+CPU (bench/README.md "## Day zero"). `Pool` hands the units out in groups, in order, to processes
+on the other cores and gives the results back in the same order, so the chunk rows are appended
+exactly as the serial path appends them (tests/test_index_workers.py compares the two). Workers are spawned, never forked: the
 parent already runs polars and Lance thread pools, and a fork of a threaded process can hang.
 """
 
