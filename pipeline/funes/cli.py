@@ -64,6 +64,9 @@ def cmd_repair(args) -> int:
 
 
 def cmd_recall(args) -> int:
+    from funes.memory.lance import import_for_reading
+
+    import_for_reading()  # first: before anything below imports lance
     from funes import render
     from funes.commands.recall import recall
 
@@ -84,6 +87,9 @@ def cmd_recall(args) -> int:
 
 
 def cmd_get(args) -> int:
+    from funes.memory.lance import import_for_reading
+
+    import_for_reading()
     from funes import render
     from funes.commands.get import get
 
