@@ -37,6 +37,10 @@ class Options:
     auto: bool = False  # no path: sweep every known folder, or the bundled samples when none exists
     interactive: bool = False
     no_embed: bool = False  # store text only (benchmarks of time-to-searchable)
+    engine: str = "local"  # "ray": the same stages on a Ray cluster (commands/scale_index.py)
+    address: str | None = None  # the Ray cluster to join; none: start a local one
+    num_cpus: int | None = None  # CPUs of a local Ray cluster (default: all)
+    progress_bars: bool = False  # Ray Data's own progress bars (on a terminal)
 
 
 def pick_sources(opts: Options) -> tuple[list[Source], bool]:
@@ -66,6 +70,12 @@ def pick_sources(opts: Options) -> tuple[list[Source], bool]:
 
 
 def index(opts: Options, progress=lambda msg, transient=False: None) -> IndexReport:
+    if opts.engine == "ray":
+        from funes.scale import rayjob
+
+        rayjob.require()  # before any source is read: a missing extra is the one thing to say
+    elif opts.engine != "local":
+        raise UsageError(f"unknown engine {opts.engine!r}", "--engine local (the default) or --engine ray")
     sources, budgeted = pick_sources(opts)
     report = IndexReport(sources=[s.describe() for s in sources])
     report.sample = bool(sources) and all(paths.samples_dir() in Path(s.root).parents for s in sources)
@@ -75,6 +85,14 @@ def index(opts: Options, progress=lambda msg, transient=False: None) -> IndexRep
         st, _msg = mem.state()
         if st in (State.INCOMPATIBLE, State.UNREADABLE):
             mem.require()
+        if opts.engine == "ray":
+            from funes.commands import scale_index
+
+            scale_index.run(opts, mem, sources, report, progress)
+            _refresh(mem, progress)
+            report.vectors_pending = len(mem.pending_rows())
+            report.elapsed = time.monotonic() - started
+            return report
         run = _Run(opts, mem, report, progress, started, budgeted and not opts.yes)
 
         def searchable() -> None:
@@ -149,11 +167,7 @@ class _Run:
                 return
 
     def _read(self, src, unit, tiers):
-        import pyarrow as pa
-
-        from funes.ingest import stages
-        from funes.traces import repo as repos
-        from funes.traces.frame import as_arrow
+        from funes.ingest.blocks import tally_of, unit_blocks
 
         try:
             parsed = src.read(unit)
@@ -164,14 +178,12 @@ class _Run:
         if unit.key not in self.seen:
             self.seen.add(unit.key)
             self.report.skipped.update(parsed.skipped)
-            if frame.height:
-                tally = self.report.tallies.setdefault(frame["harness"][0], Tally())
-                tally.sessions.update(frame["session_id"].unique().to_list())
-                tally.turns += frame.select(["session_id", "turn_uuid"]).n_unique()
-        table = as_arrow(frame)
-        repo = repos.repo_for_unit(unit) if frame.height else ""
-        table = table.append_column("repo", pa.array([repo] * table.num_rows, pa.string()))
-        return stages.select(table, set(tiers), include_thinking=not self.opts.no_thinking)
+            found = tally_of(frame)
+            if found:
+                tally = self.report.tallies.setdefault(found[0], Tally())
+                tally.sessions.update(found[1])
+                tally.turns += found[2]
+        return unit_blocks(frame, unit, tiers, include_thinking=not self.opts.no_thinking)
 
     def _flush(self, batch) -> None:
         if not batch:

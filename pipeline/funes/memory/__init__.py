@@ -170,6 +170,12 @@ class Memory:
         self._stamp(int(vectors.shape[1]))
         self.vectors.append(rows, ids, vectors, model_id)
 
+    def commit_vector_fragments(self, frags: list[str], dim: int, model_id: str) -> None:
+        """Commit vector fragments written apart in one step, stamping the model as append_vectors does."""
+        if frags:
+            self._stamp(dim)
+            self.vectors.commit_fragments(frags, dim, model_id)
+
     def _stamp(self, dim: int) -> None:
         m = self.manifest()
         if m.get("embedding_model"):
