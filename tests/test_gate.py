@@ -31,14 +31,15 @@ def test_a_secret_split_across_two_chunks_is_caught_in_the_reassembled_block(fun
 
 
 def _counting_kingfisher(tmp_path, monkeypatch):
-    """FUNES_KINGFISHER pointed at a wrapper that logs each run, then runs the real binary."""
+    """FUNES_KINGFISHER pointed at a wrapper that logs each scan (not `--version`, which status asks
+    for its scanner line), then runs the real binary."""
     from funes.scan import kingfisher
 
     real = kingfisher.binary()[0]
     if real is None:
         pytest.skip("kingfisher is not installed")
     runs, wrapper = tmp_path / "runs.log", tmp_path / "kingfisher"
-    wrapper.write_text(f'#!/bin/sh\necho run >> "{runs}"\nexec "{real}" "$@"\n')
+    wrapper.write_text(f'#!/bin/sh\n[ "$1" = --version ] || echo run >> "{runs}"\nexec "{real}" "$@"\n')
     wrapper.chmod(0o755)
     monkeypatch.setenv("FUNES_KINGFISHER", str(wrapper))
     return lambda: len(runs.read_text().split()) if runs.exists() else 0

@@ -48,7 +48,7 @@ def test_unreadable_memory_is_one_error(funes_home):
     versions = funes_home / "memory" / "chunks.lance" / "_versions"
     versions.mkdir(parents=True)
     (versions / "1.manifest").write_bytes(b"not a lance manifest")
-    with pytest.raises(MemoryUnreadable, match="cannot be read"):
+    with pytest.raises(MemoryUnreadable, match=r"is damaged: chunks\.lance cannot be opened .* aside"):
         recall("anything")
 
 

@@ -587,7 +587,7 @@ def test_kingfisher_findings_are_mapped_back_or_fail_closed(tmp_path, monkeypatc
     records = [
         {"rule": {"id": "betterleaks.acme-token"}, "finding": {"snippet": "Q" + g.s(20), "line": 2, "column_start": 0}},
         {"rule": {"id": "betterleaks.github-pat"}, "finding": {"snippet": tok, "line": 1, "column_start": 0}},
-        {"audit": {"summary": {"scan_failed": 0, "scan_partial": 0}}},
+        {"audit": {"summary": {"scan_succeeded": 1, "scan_failed": 0, "scan_partial": 0}}},
     ]
     fake = tmp_path / "kingfisher"
     fake.write_text(

@@ -213,8 +213,11 @@ def test_golden_status():
         reranker_note="no cross-encoder is installed; hits keep their fused (vector + keyword) order",
         held_back=3,
         held_kinds={"AWS": 1, "GitHub": 1},
+        scanners={"kingfisher": "2.14.0", "detect-secrets": "1.5.0", "funes-rules": "builtin"},
         now=1783431000.0 + 46 * 3600,
     )
     _golden("status.txt", render.status_text(st))
+    st.index_problem = "damaged (FileNotFoundError: bm25.3/vocab.hash.npy)"
+    assert "search index: needs repair: damaged (FileNotFoundError" in render.status_text(st)
     missing = Status(label="local", state="missing", message="no memory yet — run `funes index` to build one")
     _golden("status_missing.txt", render.status_text(missing))

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import os
+import re
+import signal
 import sys
 
 from funes import __version__, vocab
@@ -17,6 +20,7 @@ def _progress_printer():
     tty = sys.stderr.isatty()
 
     def show(msg: str, transient: bool = False) -> None:
+        msg = _visible(msg)  # unit keys are file names: no escape sequence reaches the terminal
         if tty:
             sys.stderr.write("\r\x1b[2K" + msg[:150] + ("" if transient else "\n"))
             sys.stderr.flush()
@@ -24,6 +28,10 @@ def _progress_printer():
             print(msg, file=sys.stderr, flush=True)
 
     return show
+
+
+def _visible(text: str) -> str:
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" if ord(c) < 256 else "?" for c in text)
 
 
 def cmd_index(args) -> int:
@@ -48,6 +56,14 @@ def cmd_index(args) -> int:
     report = index.index(opts, progress=show)
     show("", True) if sys.stderr.isatty() else None
     sys.stdout.write(index_summary(report))
+    return 0
+
+
+def cmd_repair(args) -> int:
+    from funes.commands.repair import repair
+
+    done = repair(args.memory)
+    sys.stdout.write("".join(f"repaired: {line}\n" for line in done) or "nothing to repair\n")
     return 0
 
 
@@ -146,7 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="funes", description="Local-first memory for coding agents.")
     p.add_argument("--version", action="version", version=f"funes {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    for add in (_add_index, _add_recall, _add_get, _add_status, _add_publish, _add_scrub):
+    for add in (_add_index, _add_recall, _add_get, _add_status, _add_publish, _add_scrub, _add_repair):
         add(sub)
     return p
 
@@ -235,6 +251,12 @@ def _add_get(sub) -> None:
     gt.set_defaults(func=cmd_get)
 
 
+def _add_repair(sub) -> None:
+    rp = sub.add_parser("repair", help="bring a damaged memory back to its last intact version (deletes nothing)")
+    _memory_option(rp)
+    rp.set_defaults(func=cmd_repair)
+
+
 def _add_status(sub) -> None:
     st = sub.add_parser("status", help="what the memory holds and how fresh its indexes are")
     st.add_argument("memory_pos", nargs="?", metavar="MEMORY", help=argparse.SUPPRESS)
@@ -274,19 +296,71 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    # a hook runner's timeout sends SIGTERM: unwind like Ctrl-C, so locks, temp dirs and the
+    # scanner child are cleaned up instead of the process vanishing mid-write
+    signal.signal(signal.SIGTERM, _terminated)
     try:
         return args.func(args)
     except FunesError as e:
-        print(f"funes: {e.message}", file=sys.stderr)
-        if e.hint:
-            print(f"  hint: {e.hint}", file=sys.stderr)
-        return e.exit_code
+        return _refuse(e.message, e.hint, e.exit_code)
     except KeyboardInterrupt:
         print("funes: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except OSError as e:  # the file system said no: full disk, read-only, a folder where a file goes
+        return _refuse(*_os_error(e))
+    except BaseException as e:  # a Rust panic in Lance or faiss surfaces as its own BaseException
+        if type(e).__name__ != "PanicException":
+            raise
+        return _refuse(
+            f"the memory could not be read ({type(e).__name__}: {str(e).splitlines()[0][:160]})",
+            "run `funes status` to see what is damaged, then `funes repair`",
+        )
+
+
+def _terminated(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
+def _refuse(message: str, hint: str | None, code: int = 1) -> int:
+    print(f"funes: {_one_line(message)}", file=sys.stderr)
+    if hint:
+        print(f"  hint: {_one_line(hint)}", file=sys.stderr)
+    return code
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+_OS_HINTS = {
+    errno.ENOSPC: "free some space, then run the command again (what was stored stays readable)",
+    errno.EDQUOT: "free some space, then run the command again (what was stored stays readable)",
+    errno.EROFS: "the memory is on a read-only file system: point FUNES_HOME at a writable folder",
+    errno.EACCES: "check the permissions of FUNES_HOME (or point it at a folder you own)",
+    errno.EPERM: "check the permissions of FUNES_HOME (or point it at a folder you own)",
+    errno.EISDIR: "a folder sits where funes keeps a file: move it aside",
+    errno.ENOTDIR: "a file sits where funes keeps a folder: move it aside",
+    errno.EEXIST: "a file sits where funes keeps a folder: move it aside",
+}
+
+
+def _os_error(e: OSError) -> tuple[str, str]:
+    code = e.errno
+    text = e.strerror or str(e)
+    if code is None:  # Lance reports I/O failures as OSError("LanceError(IO): ... (os error 28)")
+        found = re.search(r"os error (\d+)", str(e))
+        code = int(found.group(1)) if found else None
+        text = os.strerror(code) if code else str(e).split(",")[0][:160]
+    where = f": {e.filename}" if getattr(e, "filename", None) else ""
+    hint = (
+        _OS_HINTS.get(code, "check FUNES_HOME and the disk it is on")
+        if code
+        else "check FUNES_HOME and the disk it is on"
+    )
+    return f"{text}{where}", hint
 
 
 if __name__ == "__main__":

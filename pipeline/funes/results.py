@@ -101,6 +101,8 @@ class Status:
     held_back: int = 0  # chunks the publish gate would hold back (secrets found on the outgoing text)
     held_kinds: dict[str, int] = field(default_factory=dict)  # kind -> blocks
     gate: str = ""  # "" when the gate can run, else why publishing is blocked
+    index_problem: str | None = None  # why the indexes do not answer for the tables (repaired by the next writer)
+    scanners: dict[str, str] = field(default_factory=dict)  # secret scanner engine -> version or "unavailable: …"
     now: float = 0.0
     remote: dict[str, Any] = field(default_factory=dict)  # a remote's commit, offline, shards, published/cache bytes
 
@@ -132,4 +134,5 @@ class IndexReport:
     searchable_at: float | None = None  # seconds until the new text was in the lexical index
     tier_done: dict[str, float] = field(default_factory=dict)  # tier -> seconds until it was searchable
     sample: bool = False
+    repairs: list[str] = field(default_factory=list)  # what this run found damaged and repaired
     elapsed: float = 0.0

@@ -70,6 +70,10 @@ def pick_sources(opts: Options) -> tuple[list[Source], bool]:
 
 
 def index(opts: Options, progress=lambda msg, transient=False: None) -> IndexReport:
+    if opts.limit is not None and opts.limit < 1:
+        raise UsageError(f"--limit must be at least 1 (got {opts.limit})")
+    if opts.harness is not None and not opts.harness.strip():
+        raise UsageError("--harness needs a value (claude, codex, pi or hermes)")
     if opts.engine == "ray":
         from funes.scale import rayjob
 
@@ -85,11 +89,14 @@ def index(opts: Options, progress=lambda msg, transient=False: None) -> IndexRep
         st, _msg = mem.state()
         if st in (State.INCOMPATIBLE, State.UNREADABLE):
             mem.require()
+        fixed = mem.repair_vectors() if st is State.READY else None
+        if fixed:
+            report.repairs.append(_vectors_repair(fixed))
         if opts.engine == "ray":
             from funes.commands import scale_index
 
             scale_index.run(opts, mem, sources, report, progress)
-            _refresh(mem, progress)
+            _refresh(mem, progress, report)
             report.vectors_pending = len(mem.pending_rows())
             report.elapsed = time.monotonic() - started
             return report
@@ -105,17 +112,33 @@ def index(opts: Options, progress=lambda msg, transient=False: None) -> IndexRep
         if not opts.no_embed:
             run.embed()
         report.vectors_pending = len(mem.pending_rows())
-        if report.vectors_added:
-            _refresh(mem, progress)
+        # every run, not only one that added rows: a damaged, rolled-back or stale index is
+        # repaired here (cheap when all is well)
+        _refresh(mem, progress, report)
     report.elapsed = time.monotonic() - started
     return report
 
 
-def _refresh(mem: Memory, progress) -> None:
+def _vectors_repair(fixed: dict) -> str:
+    if "set_aside" in fixed:
+        return f"vectors: {fixed['set_aside']}; set aside, every chunk is embedded again"
+    return (
+        f"vectors: {fixed['mismatched']} pointed at other chunks; {fixed['remapped']} re-mapped by id, "
+        f"{fixed['dropped']} dropped (their chunks are gone or will be embedded again)"
+    )
+
+
+def _refresh(mem: Memory, progress, report: IndexReport | None = None) -> None:
     from funes.memory import indexes
 
     progress("updating search indexes", True)
-    indexes.refresh(mem)
+    stats = indexes.refresh(mem)
+    if report is None:
+        return
+    if stats.get("vectors_fixed"):
+        report.repairs.append(_vectors_repair(stats["vectors_fixed"]))
+    if stats.get("damaged"):
+        report.repairs.append(f"search index: damaged ({stats['damaged']}); rebuilt")
 
 
 class _Run:
@@ -124,7 +147,16 @@ class _Run:
     def __init__(self, opts: Options, mem: Memory, report: IndexReport, progress, started: float, budgeted: bool):
         self.opts, self.mem, self.report, self.progress = opts, mem, report, progress
         self.started, self.budgeted = started, budgeted
-        self.state = ledger.load_state(paths.state_file()) if mem.chunks.count() else {}
+        rows = mem.chunks.count()
+        self.state = ledger.load_state(paths.state_file()) if rows else {}
+        mark = ledger.table_mark(paths.state_file())
+        if self.state and mark is not None and ledger.ahead_of(mark, rows, mem.chunks.version()):
+            # chunk ids dedup, so re-reading every unit stores exactly the missing chunks
+            report.repairs.append(
+                f"ledger: it recorded {mark['rows']} chunks but the table holds {rows} (a lost commit?); "
+                "every source is read again and the missing chunks stored"
+            )
+            self.state = {}
         self.seen: set[str] = set()  # units counted in the tallies this run
         self.budget_s = _env_number("FUNES_INDEX_BUDGET", BUDGET_S)
         self.flush_blocks = max(int(_env_number("FUNES_FLUSH_BLOCKS", FLUSH_BLOCKS)), 1)
@@ -205,6 +237,8 @@ class _Run:
         for unit, target, _ in batch:
             if unit.signature is not None:
                 self.state[unit.key] = {"sig": unit.signature, "level": target}
+        # the rows above are fsync'd by the append; the ledger that names them is written after
+        self.state[ledger.TABLE] = {"rows": self.mem.chunks.count(), "version": self.mem.chunks.version() or 0}
         ledger.save_state(paths.state_file(), self.state)
         self.progress(f"stored {self.report.chunks_added} chunks", False)
 

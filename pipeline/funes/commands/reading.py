@@ -22,14 +22,17 @@ from funes.retrieval.retriever import Retriever, cached, last_remote
 T = TypeVar("T")
 
 
-def answer(spec: str | None, work: Callable[[Retriever], T], progress=None, repair: bool = False) -> T:
-    """`work(retriever)` on the memory's current state (its refusal raised when it is not readable)."""
+def answer(
+    spec: str | None, work: Callable[[Retriever], T], progress=None, repair: bool = False, wait: float = 0.0
+) -> T:
+    """`work(retriever)` on the memory's current state (its refusal raised when it is not readable);
+    `repair` lets a local memory's stale indexes be rebuilt first, waiting up to `wait` s for a busy writer."""
     memory: Memory | RemoteMemory = Memory.open(spec)
     last = last_remote(memory) if isinstance(memory, RemoteMemory) else None
     if last is None:
         memory = memory.require()
         if repair and not memory.remote:
-            indexes.refresh_if_stale(memory)
+            indexes.refresh_if_stale(memory, wait=wait)
         return work(cached(memory, progress))
     with ThreadPoolExecutor(1) as pool:
         fresh = pool.submit(_require, memory)

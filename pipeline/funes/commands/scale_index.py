@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from funes import paths, vocab
+from funes.errors import FunesError
 from funes.memory import Memory, ledger
 from funes.results import IndexReport, Tally
 
@@ -44,8 +45,11 @@ def run(opts, mem: Memory, sources, report: IndexReport, progress) -> None:
     report.units_total, report.units_current = len(units), len(units) - len(owed)
     with rayjob.cluster(opts.address, opts.num_cpus, opts.progress_bars) as resources:
         if owed:
-            job = rayjob.Job(owed, mem.chunks.path, mem.chunks.version(), vocab.TIERS, not opts.no_thinking)
-            deferred = _commit(mem, job, rayjob.prepare(job, progress), report, state)
+            version = mem.chunks.version()  # before the empty first version: None says "nothing to dedup against"
+            mem.chunks.prepare_fragments()
+            job = rayjob.Job(owed, mem.chunks.path, version, vocab.TIERS, not opts.no_thinking)
+            since = time.time()
+            deferred = _commit(mem, job, rayjob.prepare(job, progress), report, state, since)
             ledger.save_state(paths.state_file(), state)
             if deferred:
                 _local(opts, mem, deferred, report, progress)
@@ -53,7 +57,7 @@ def run(opts, mem: Memory, sources, report: IndexReport, progress) -> None:
             _embed(mem, resources, progress, report)
 
 
-def _commit(mem: Memory, job, results: list[dict], report: IndexReport, state: dict) -> list:
+def _commit(mem: Memory, job, results: list[dict], report: IndexReport, state: dict, since: float) -> list:
     """Tally every unit, commit the fragments of all but the deferred ones; returns the deferred."""
     frags: list[str] = []
     deferred: list = []
@@ -72,7 +76,7 @@ def _commit(mem: Memory, job, results: list[dict], report: IndexReport, state: d
         frags.extend(r["fragments"])
         _tally(report, r)
     start = time.monotonic()
-    mem.chunks.commit_fragments(frags)
+    mem.chunks.commit_fragments(frags, since)
     from funes.memory import fragments
 
     report.chunks_added += fragments.rows_in(frags)
@@ -107,6 +111,7 @@ def _local(opts, mem: Memory, deferred: list, report: IndexReport, progress) -> 
 
 
 def _embed(mem: Memory, resources: dict, progress, report: IndexReport) -> None:
+    from funes import models
     from funes.scale import rayjob
 
     pending = mem.pending_rows()
@@ -114,7 +119,13 @@ def _embed(mem: Memory, resources: dict, progress, report: IndexReport) -> None:
         return
     version = mem.chunks.version()
     assert version is not None  # rows are pending, so chunks were committed
+    model_id = models.embedder_id()
+    dim = models.embedder_dim_hint() or models.load_embedder().dim
+    mem.prepare_vector_fragments(dim, model_id)
     job = rayjob.Job([], mem.chunks.path, version, (), True, vectors_path=mem.vectors.path)
-    frags, dim, model_id = rayjob.embed(job, [int(r) for r in pending], version, resources, progress)
-    mem.commit_vector_fragments(frags, dim, model_id)
+    since = time.time()
+    frags, got_dim, got_model = rayjob.embed(job, [int(r) for r in pending], version, resources, progress)
+    if (got_dim, got_model) != (dim, model_id):
+        raise FunesError(f"the Ray workers embedded with {got_model} ({got_dim} dims), not {model_id} ({dim})")
+    mem.vectors.commit_fragments(frags, since)
     report.vectors_added += len(pending)

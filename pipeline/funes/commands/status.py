@@ -27,10 +27,14 @@ def status(memory: str | None = None, progress=None) -> Status:
     st.vectors = mem.vectors.count()
     st.pending_vectors = len(mem.pending_rows())
     st.index = indexes.freshness(mem)
-    st.sessions, st.by_harness, st.by_type = _counts(mem, st.chunks)
+    st.index_problem = indexes.problem(mem, lag=False) if st.index.get("built") else None
+    st.sessions, st.by_harness, st.by_type = _counts(mem, st.chunks, st.index_problem is None)
     st.embedder = models.embedder_id()
     st.reranker, st.reranker_note = models.reranker_status()
     _gate(mem, st)
+    from funes import scan
+
+    st.scanners = scan.engines()
     return st
 
 
@@ -88,9 +92,10 @@ def _facet_counts(fac) -> tuple[int, dict[str, int], dict[str, int]]:
     return fac.n_sessions, harness, kinds
 
 
-def _counts(mem: Memory, chunks: int) -> tuple[int, dict[str, int], dict[str, int]]:
-    """Sessions, chunks per harness and per block type: from the index facets when they cover every row."""
-    ix = indexes.load(mem)
+def _counts(mem: Memory, chunks: int, index_ok: bool) -> tuple[int, dict[str, int], dict[str, int]]:
+    """Sessions, chunks per harness and per block type: from the index facets when they cover every
+    row and load, else from the table."""
+    ix = indexes.load(mem) if index_ok else None
     if ix is not None and ix.rows == chunks:
         return _facet_counts(ix.facets)
     table = mem.chunks.scan(["session_id", "harness", "block_type"])

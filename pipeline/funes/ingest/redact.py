@@ -26,11 +26,12 @@ def apply(text: str, findings: list[scan.Finding]) -> str:
     return "".join(parts)
 
 
-def redact_texts(texts: list[str]) -> tuple[list[str], list[list[str]]]:
+def redact_texts(texts: list[str], commands: list[str | None] | None = None) -> tuple[list[str], list[list[str]]]:
     """Redacted texts and, per text, the kind of each removed secret (in text order).
-    A null text (None) passes through as None."""
+    A null text (None) passes through as None. `commands[i]` is the tool call whose output
+    texts[i] is, if any (what a credential command prints is a secret by itself)."""
     texts = list(texts)
-    findings = scan.find([t or "" for t in texts])
+    findings = scan.find([t or "" for t in texts], commands=commands)
     return (
         [apply(t, fs) if t is not None else None for t, fs in zip(texts, findings)],
         [[f.kind for f in fs] for fs in findings],

@@ -10,7 +10,10 @@ from funes.ingest import chunk
 
 
 def select(blocks: pa.Table, tiers: set[str], include_thinking: bool) -> pa.Table:
-    """Keep the blocks of the given tiers (thinking optional); block_idx keeps its original number."""
+    """Keep the blocks of the given tiers (thinking optional); block_idx keeps its original number.
+    Each tool_result carries the text of its tool call in `command` (redaction reads it), since
+    the call may be in another tier pass."""
+    blocks = with_commands(blocks)
     kind = blocks["block_type"]
     # the tier rule is vocab's; it is applied to the few distinct block types, not per row
     keep = [
@@ -24,9 +27,27 @@ def select(blocks: pa.Table, tiers: set[str], include_thinking: bool) -> pa.Tabl
 def clean(batch: pa.Table, redact) -> pa.Table:
     """Elide data-URI payloads, then redact secrets in each WHOLE block (before any split)."""
     texts = [chunk.elide_data_uris(t) for t in batch["text"].to_pylist()]
-    redacted, kinds = redact(texts)
+    redacted, kinds = redact(texts, _commands(batch))
     out = batch.set_column(batch.schema.get_field_index("text"), "text", pa.array(redacted, pa.string()))
     return out.append_column("redactions", pa.array(kinds, pa.list_(pa.string())))
+
+
+def with_commands(blocks: pa.Table) -> pa.Table:
+    """`blocks` plus `command`: for a tool_result, the text of the tool_use it answers."""
+    if "command" in blocks.column_names:
+        return blocks
+    if "tool_use_id" not in blocks.column_names:  # no call ids: nothing to pair
+        return blocks.append_column("command", pa.nulls(blocks.num_rows, pa.string()))
+    calls_mask = pc.equal(blocks["block_type"], "tool_use")
+    calls = blocks.filter(calls_mask).select(["tool_use_id", "text"]).to_pylist()
+    by_id = {c["tool_use_id"]: c["text"] for c in calls if c["tool_use_id"] is not None}
+    kinds, ids = blocks["block_type"].to_pylist(), blocks["tool_use_id"].to_pylist()
+    cmd = [by_id.get(i) if k == "tool_result" and i is not None else None for k, i in zip(kinds, ids)]
+    return blocks.append_column("command", pa.array(cmd, pa.string()))
+
+
+def _commands(batch: pa.Table) -> list[str | None]:
+    return (batch if "command" in batch.column_names else with_commands(batch))["command"].to_pylist()
 
 
 def split(batch: pa.Table) -> pa.Table:

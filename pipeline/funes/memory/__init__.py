@@ -27,7 +27,7 @@ from funes.errors import (
 from funes.memory import spec as specs
 from funes.memory import tables
 from funes.memory.atomic import read_json, write_json
-from funes.memory.lock import writer_lock
+from funes.memory.lock import held_elsewhere, writer_lock
 from funes.memory.tables import ChunkTable, VectorTable
 
 if TYPE_CHECKING:
@@ -118,6 +118,20 @@ class Memory:
             self._vectors = VectorTable(paths.vectors_table(self.path))
         return self._vectors
 
+    def repair_vectors(self) -> dict | None:
+        """Make vectors.lance provably belong to chunks.lance (caller holds the writer lock): a
+        damaged table is set aside (everything is re-embedded), vectors whose row now holds
+        another chunk are re-mapped by id, those whose chunk is gone are dropped. None when all
+        was well; else what was done, for the report."""
+        why = self.vectors.set_aside_if_damaged()
+        if why:
+            return {"set_aside": why}
+        bad = self.vectors.check(self.chunks)
+        if not bad:
+            return None
+        moved, dropped = self.vectors.remap(self.chunks)
+        return {"mismatched": bad, "remapped": moved, "dropped": dropped}
+
     def pending_rows(self) -> np.ndarray:
         """Chunk rows that have no vector yet."""
         return tables.pending_rows(self.chunks, self.vectors)
@@ -147,14 +161,37 @@ class Memory:
                 f'memory built with embedding model "{model}", not "{want}" — set FUNES_EMBED_MODEL={model}, '
                 f"or move {self.path} aside and run `funes index` to rebuild it from your transcripts"
             )
-        try:
-            self.chunks.reload()  # the state is asked now, not as of an earlier open
-            rows = self.chunks.count()
-        except Exception as e:  # any Lance failure to open is the same answer: unreadable
-            return State.UNREADABLE, f"memory at {self.path} cannot be read ({type(e).__name__}: {e})"
+        self.chunks.reload()  # the state is asked now, not as of an earlier open
+        why = self.chunks.damage()
+        if why is None:
+            try:
+                rows = self.chunks.count()
+            except Exception as e:  # any Lance failure to read is the same answer: unreadable
+                why = f"{paths.chunks_table(self.path).name} cannot be read ({tables._short(e)})"
+        if why is not None and self._writer_busy():
+            # a first commit in flight looks exactly like one that was killed: ask the lock
+            return State.EMPTY, f"memory at {self.path} is being written by another funes command; retry in a moment"
+        if why is not None:
+            return State.UNREADABLE, self._damaged(why)
         if rows == 0:
             return State.EMPTY, f"memory at {self.path} holds no chunks yet — run `funes index`"
         return State.READY, ""
+
+    def _writer_busy(self) -> bool:
+        return held_elsewhere(paths.lock_file_for(self.path))
+
+    def _damaged(self, why: str) -> str:
+        """The refusal for a damaged chunk table: what is wrong and the fix; never a deletion."""
+        table = paths.chunks_table(self.path)
+        good = self.chunks.last_intact_version()
+        where = "" if self.default else f" --memory {self.path}"
+        if good is not None:
+            fix = f"run `funes repair{where}` to go back to version {good}, the last intact one (nothing is deleted)"
+        else:
+            fix = (
+                f"move {table} aside (nothing else has its rows) and run `funes index` to rebuild from your transcripts"
+            )
+        return f"memory at {self.path} is damaged: {why} — {fix}"
 
     def require(self) -> Memory:
         """Raise the memory's own refusal unless it is ready to read."""
@@ -170,11 +207,10 @@ class Memory:
         self._stamp(int(vectors.shape[1]))
         self.vectors.append(rows, ids, vectors, model_id)
 
-    def commit_vector_fragments(self, frags: list[str], dim: int, model_id: str) -> None:
-        """Commit vector fragments written apart in one step, stamping the model as append_vectors does."""
-        if frags:
-            self._stamp(dim)
-            self.vectors.commit_fragments(frags, dim, model_id)
+    def prepare_vector_fragments(self, dim: int, model_id: str) -> None:
+        """Stamp the model (as append_vectors does) and ready vectors.lance for fragments written apart."""
+        self._stamp(dim)
+        self.vectors.prepare_fragments(dim, model_id)
 
     def _stamp(self, dim: int) -> None:
         m = self.manifest()

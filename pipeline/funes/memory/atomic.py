@@ -16,7 +16,11 @@ from typing import Any
 
 
 def write_json(path: Path, value: Any, *, sort_keys: bool = False) -> None:
+    """Callers hold the memory's writer lock, so any other temp file of this name is a leftover
+    of a killed write (it may hold a copy of the ledger): removed first."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    for left in path.parent.glob(f".{path.name}.*.tmp"):
+        left.unlink(missing_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:

@@ -9,6 +9,7 @@ version references: a retry writes new ones, so a kill never leaves partial or d
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pyarrow as pa
@@ -29,8 +30,23 @@ def write(path: Path, table: pa.Table) -> list[str]:
     return [json.dumps(f.to_json()) for f in frags]
 
 
-def commit(path: Path, fragments: list[str], schema: pa.Schema) -> int:
-    """Commit fragments in the order given as one new version; returns the row position of the first.
+def ensure(path: Path, schema: pa.Schema) -> None:
+    """Commit an empty first version when the table has none, before any worker writes into it:
+    a run killed before its commit then leaves orphan files in a committed table (ignored), never
+    a folder of files without a version (which memory/lance.py reports as damage)."""
+    import lance
+
+    if lt.manifests(path) or lt.uncommitted_leftovers(path):
+        return  # the leftovers case is the caller's to refuse or repair, as for any writer
+    path.parent.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+    lance.LanceDataset.commit(str(path), lance.LanceOperation.Overwrite(schema, []))
+    lt.sync(path, started)
+
+
+def commit(path: Path, fragments: list[str], since: float) -> int:
+    """Commit fragments in the order given as one new version of the (ensured) table, fsync'd with
+    every file written since `since`; returns the row position of the first new row.
 
     The table is append-only, so a new fragment's rows follow every committed row in that order.
     """
@@ -38,12 +54,10 @@ def commit(path: Path, fragments: list[str], schema: pa.Schema) -> int:
     from lance.fragment import FragmentMetadata
 
     frags = [FragmentMetadata.from_json(f) for f in fragments]
-    ds = lt.open_table(path)
-    if ds is None:
-        lance.LanceDataset.commit(str(path), lance.LanceOperation.Overwrite(schema, frags))
-        return 0
+    ds = lance.dataset(str(path))
     start = ds.count_rows()
     lance.LanceDataset.commit(str(path), lance.LanceOperation.Append(frags), read_version=ds.version)
+    lt.sync(path, since)
     return start
 
 

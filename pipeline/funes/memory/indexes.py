@@ -24,6 +24,7 @@ a probe no longer matches (scrub, a deleted and rebuilt memory), that side is re
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -33,12 +34,19 @@ from typing import Any
 import numpy as np
 
 from funes import paths
+from funes.errors import FunesError
 from funes.memory import bm25, facets, lock, vecindex
 from funes.memory.atomic import read_json, write_json
 from funes.memory.tokenize import tokenize_many
 
 FORMAT = 1
 MANIFEST = "manifest.json"
+
+
+class IndexDamaged(FunesError):
+    """Index files under memory/index/ do not load (derived data: a refresh rebuilds them)."""
+
+
 READ_BATCH = 20_000  # rows read + tokenised per step (bounds memory on a first build)
 MAX_SEGMENTS = 24
 TEXT_COLUMNS = ["text", "session_id", "seq", "block_type", "harness", "ts"]
@@ -52,8 +60,48 @@ def index_dir(memory) -> Path:
 
 
 def read_manifest(folder: Path) -> dict | None:
+    """The index manifest, or None when it is missing, garbage or not shaped as this format
+    writes it (a reader then treats the index as not built, and the next writer rebuilds it)."""
     man = read_json(folder / MANIFEST)
-    return man if isinstance(man, dict) and man.get("format") == FORMAT else None
+    return man if isinstance(man, dict) and man.get("format") == FORMAT and _well_formed(man) else None
+
+
+def _well_formed(man: dict) -> bool:
+    try:
+        for side in ("chunks", "vectors"):
+            sec = man[side]
+            if not isinstance(sec, dict) or int(sec["rows"]) < 0 or not isinstance(sec.get("probes", {}), dict):
+                return False
+        int(man["generation"]), int(man["counter"])
+        if not isinstance(man["facets"], dict):
+            return False
+        for seg in man["bm25"]:
+            str(seg["dir"]), int(seg["start"]), int(seg["end"])
+        for seg in man["faiss"]:
+            str(seg["file"]), int(seg["start"]), int(seg["end"]), str(seg["kind"])
+    except (KeyError, TypeError, ValueError):
+        return False
+    return True
+
+
+def damage(memory, man: dict | None = None) -> str | None:
+    """Why the index files the manifest names cannot be used (missing, truncated, unreadable),
+    or None. Everything is memory-mapped, so this is as cheap as a reader's load."""
+    folder = index_dir(memory)
+    man = man if man is not None else read_manifest(folder)
+    if man is None:
+        return None
+    try:
+        ix = _load(folder, man, ())
+        fdir = folder / f"facets.{man['generation']}"
+        if ix.rows and ix.facets.n_sessions and not (fdir / facets.SESSIONS).is_file():
+            raise FileNotFoundError(f"{fdir.name}/{facets.SESSIONS}")
+        bm = sum(s["end"] - s["start"] for s in man["bm25"])
+        if bm != ix.rows:
+            raise ValueError(f"BM25 segments cover {bm} of {ix.rows} rows")
+    except Exception as e:  # any failure to map a derived file means the same thing: rebuild it
+        return f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else 'unreadable'}"
+    return None
 
 
 def _empty_manifest(generation: int, counter: int) -> dict:
@@ -92,17 +140,27 @@ def freshness(memory) -> dict:
 def refresh(memory, progress=None) -> dict:
     """Bring the indexes up to the tables' current rows; the caller holds the writer lock.
 
-    Cheap when nothing changed (two row counts, the manifest); proportional to the new rows
-    otherwise (amortised: merges rewrite each row O(log N) times over its life).
+    Cheap when nothing changed (two row counts, the manifest, a few probes); proportional to the
+    new rows otherwise (amortised: merges rewrite each row O(log N) times over its life). Damage
+    is repaired on the way: index files that no longer load are rebuilt, and vectors that point
+    at other chunks' rows are re-mapped by id first (`stats["vectors_fixed"]`).
     """
     started = time.monotonic()
     say = progress or (lambda msg, transient=False: None)
     folder = index_dir(memory)
     memory.chunks.reload()  # index what is committed now, whoever committed it
     memory.vectors.reload()
+    stats: dict[str, Any] = {"added_rows": 0, "added_vectors": 0, "rebuilt": [], "merged": 0}
+    fixed = memory.repair_vectors()
+    if fixed:
+        stats["vectors_fixed"] = fixed
     chunks = memory.chunks.dataset()
     old = read_manifest(folder)
-    stats: dict[str, Any] = {"added_rows": 0, "added_vectors": 0, "rebuilt": [], "merged": 0}
+    if old is not None and (why := damage(memory, old)):
+        stats["damaged"] = why
+        old = None
+    if old is not None and fixed:
+        old["faiss"], old["vectors"] = [], {"rows": 0, "version": None, "probes": {}, "model": None, "dim": None}
     if chunks is None:
         if folder.exists():
             shutil.rmtree(folder, ignore_errors=True)
@@ -115,7 +173,7 @@ def refresh(memory, progress=None) -> dict:
     man = json.loads(json.dumps(old)) if old else None
     if man is None or not _same_lineage(man["chunks"], chunks, n):
         stats["rebuilt"].append("text")
-        gen, counter = (old["generation"] + 1, old["counter"]) if old else (1, 0)
+        gen, counter = _next_generation(folder, old)
         man = _empty_manifest(gen, counter)
     vsec = man["vectors"]
     if vsec["rows"] and (not _same_lineage(vsec, vectors, m) or vsec["model"] != model or vsec["dim"] != dim):
@@ -138,6 +196,21 @@ def refresh(memory, progress=None) -> dict:
     write_json(folder / MANIFEST, man)
     _sweep(folder, man)
     return {**stats, **_summary(man), "seconds": time.monotonic() - started}
+
+
+def _next_generation(folder: Path, old: dict | None) -> tuple[int, int]:
+    """A generation and name counter no file on disk uses yet (the manifest may be gone)."""
+    gen, counter = (int(old["generation"]) + 1, int(old["counter"])) if old else (1, 0)
+    if folder.is_dir():
+        for entry in folder.iterdir():
+            kind, _, rest = entry.name.partition(".")
+            num = rest.split(".")[0]
+            if num.isdigit():
+                if kind == "facets":
+                    gen = max(gen, int(num) + 1)
+                elif kind in ("bm25", "faiss"):
+                    counter = max(counter, int(num))
+    return gen, counter
 
 
 def _summary(man: dict) -> dict:
@@ -169,8 +242,7 @@ def _same_lineage(section: dict, ds, count: int) -> bool:
         return True
     if ds is None or count < rows:
         return False
-    if ds.version == section.get("version") and count == rows:
-        return True
+    # no shortcut on the version number: a table deleted and rebuilt starts again at version 1
     probes = section.get("probes") or {}
     pos = [int(p) for p in probes]
     if not pos:
@@ -291,13 +363,13 @@ def _sweep(folder: Path, man: dict) -> None:
             entry.unlink(missing_ok=True)
 
 
-def refresh_if_stale(memory, progress=None) -> bool:
+def refresh_if_stale(memory, progress=None, wait: float = 0.0) -> bool:
     """Index rows stored but not indexed (a crashed or older indexer left them), unless a writer is busy.
 
     A recall calls this before reading: it is the one read path that writes, so it is a visible
     decision of the command, not a side effect of the retriever. Cheap when nothing changed since
     the last call in this process (three stats); otherwise two row counts against the manifest.
-    Returns whether it refreshed.
+    A busy lock is retried for up to `wait` seconds. Returns whether it refreshed.
     """
     key = str(memory.path)
     stamp = _stamps(memory)
@@ -306,12 +378,31 @@ def refresh_if_stale(memory, progress=None) -> bool:
     if not _stale(memory):
         _CHECKED[key] = stamp
         return False
-    with lock.try_writer_lock(paths.lock_file_for(memory.path)) as held:
-        if not held:  # the writer that holds it refreshes when it is done
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            with lock.try_writer_lock(paths.lock_file_for(memory.path)) as held:
+                if held:
+                    refresh(memory, progress)
+                    break
+        except OSError:  # a read-only memory: nobody can repair it here
             return False
-        refresh(memory, progress)
-    _CHECKED[key] = _stamps(memory)
+        if time.monotonic() >= deadline:  # the writer that holds it refreshes when it is done
+            return False
+        time.sleep(0.2)
+    _CHECKED.pop(key, None)
     return True
+
+
+def unresolved(memory) -> str | None:
+    """After `refresh_if_stale`: what still keeps the indexes from answering for the tables (the
+    lock was busy, or the memory is read-only), or None; free when the last check was clean."""
+    if _CHECKED.get(str(memory.path)) == _stamps(memory):
+        return None
+    why = problem(memory)
+    if why is None:
+        _CHECKED[str(memory.path)] = _stamps(memory)
+    return why
 
 
 # a warm server asks before every recall: remember what was checked, per memory, in this process
@@ -323,19 +414,62 @@ def _stamps(memory) -> tuple:
         table_stamp(paths.chunks_table(memory.path)),
         table_stamp(paths.vectors_table(memory.path)),
         manifest_stamp(index_dir(memory)),
+        files_stamp(index_dir(memory)),
     )
 
 
+def files_stamp(folder: Path) -> tuple:
+    """Size and mtime of every index file (a few dozen stats): a deleted or truncated segment
+    changes it, so a clean check is never trusted past damage."""
+    out: list[tuple] = []
+    try:
+        for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+            if entry.is_dir(follow_symlinks=False):
+                out.extend((f"{entry.name}/{f.name}", *_size_mtime(f)) for f in os.scandir(entry.path))
+            else:
+                out.append((entry.name, *_size_mtime(entry)))
+    except OSError:
+        return ()
+    return tuple(sorted(out))
+
+
+def _size_mtime(entry) -> tuple:
+    try:
+        st = entry.stat(follow_symlinks=False)
+    except OSError:
+        return (None, None)
+    return (st.st_size, st.st_mtime_ns)
+
+
 def _stale(memory) -> bool:
+    return problem(memory) is not None
+
+
+def problem(memory, lag: bool = True) -> str | None:
+    """Why the indexes do not answer for the tables as they are now, or None: not built, rows
+    stored but not indexed (only with `lag`: that is the normal state between a commit and the
+    refresh), more rows indexed than stored (a table rolled back), damaged files, vectors that
+    point at other chunks."""
     memory.chunks.reload()
     memory.vectors.reload()
     rows = memory.chunks.count()
     if not rows:
-        return False
+        return None
     man = read_manifest(index_dir(memory))
     if man is None:
-        return True
-    return int(man["chunks"]["rows"]) < rows or int(man["vectors"]["rows"]) < memory.vectors.count()
+        return "not built yet"
+    indexed, vrows, vectors = int(man["chunks"]["rows"]), int(man["vectors"]["rows"]), memory.vectors.count()
+    if indexed <= rows and not _same_lineage(man["chunks"], memory.chunks.dataset(), rows):
+        return "built from other rows (the chunk table was rebuilt or rewritten)"
+    if indexed > rows or vrows > vectors or (lag and indexed < rows):
+        return f"covers {indexed} of {rows} chunks"
+    if vrows > vectors or (lag and vrows < vectors):
+        return f"covers {vrows} of {vectors} vectors"
+    if why := damage(memory, man):
+        return f"damaged ({why})"
+    if bad := memory.vectors.check(memory.chunks):
+        return f"{bad} vectors point at other chunks"
+    return None
 
 
 # ---- reading -------------------------------------------------------------------------------
@@ -397,7 +531,8 @@ def manifest_stamp(folder: Path) -> tuple:
 
 
 def load(memory) -> Indexes | None:
-    """The current indexes, or None when none were built yet."""
+    """The current indexes, or None when none were built yet; raises IndexDamaged when the files
+    the manifest names do not load (a refresh rebuilds them)."""
     folder = index_dir(memory)
     for attempt in range(3):
         stamp = manifest_stamp(folder)
@@ -406,9 +541,12 @@ def load(memory) -> Indexes | None:
             return None
         try:
             return _load(folder, man, stamp)
-        except (OSError, RuntimeError, ValueError):
-            if attempt == 2:  # a refresh swept files under us three times running: give up loudly
-                raise
+        except Exception as e:  # faiss, numpy and mmap each fail their own way on a damaged file
+            if attempt == 2:  # not a refresh sweeping files under us: the files are damaged
+                raise IndexDamaged(
+                    f"search index at {folder} is damaged ({type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else '?'})",
+                    f"run `funes index` to rebuild it (or delete {folder}: it is derived data)",
+                ) from None
             time.sleep(0.05)
     return None
 

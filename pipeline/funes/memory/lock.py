@@ -24,7 +24,9 @@ def writer_lock(path: Path) -> Iterator[None]:
     """Exclusive, non-blocking: a second writer fails loudly instead of interleaving appends."""
     with try_writer_lock(path) as held:
         if not held:
-            raise LockBusy(BUSY, "another `funes index` is running; wait for it to finish")
+            raise LockBusy(
+                BUSY, "another funes command holds the memory (an index, or a recall repairing the search index)"
+            )
         yield
 
 
@@ -39,6 +41,25 @@ def try_writer_lock(path: Path) -> Iterator[bool]:
         except BlockingIOError:
             yield False
             return
-        yield True
+        HELD.add(str(path))
+        try:
+            yield True
+        finally:
+            HELD.discard(str(path))
     finally:
         os.close(fd)
+
+
+HELD: set[str] = set()  # lock files this process holds now (a writer asking "is someone writing?")
+
+
+def held_elsewhere(path: Path) -> bool:
+    """Another process holds the writer lock now (False when this process holds it, or when the
+    lock cannot even be opened: a read-only memory has no writer)."""
+    if str(path) in HELD:
+        return False
+    try:
+        with try_writer_lock(path) as held:
+            return not held
+    except OSError:
+        return False

@@ -11,6 +11,7 @@ it has seen between calls.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,37 @@ class _Table:
         if self._ds is None:
             self._ds = lt.open_table(self.path)
         return self._ds
+
+    def damage(self) -> str | None:
+        """Why the table cannot be trusted (no complete version, an unopenable version, missing or
+        short data files), or None; a few stats, cheap enough for every command."""
+        if lt.uncommitted_leftovers(self.path):
+            return f"{self.path.name} holds files but no committed version (no complete manifest in _versions/)"
+        try:
+            ds = self.dataset()
+        except Exception as e:
+            return f"{self.path.name} cannot be opened ({_short(e)})"
+        if ds is None:
+            return None
+        bad = lt.damaged_files(ds, self.path)
+        return (
+            f"{self.path.name} data file {bad[0]}" + (f" (+{len(bad) - 1} more)" if len(bad) > 1 else "")
+            if bad
+            else None
+        )
+
+    def restore(self, version: int) -> int:
+        """Make an older version the newest again (a new commit; nothing is deleted)."""
+        new = lt.restore(self.path, version)
+        self.reload()
+        return new
+
+    def last_intact_version(self) -> int | None:
+        try:
+            head = self.dataset().version if self.dataset() is not None else None
+        except Exception:
+            head = None
+        return lt.last_intact_version(self.path, below=head)
 
     def reload(self) -> None:
         """See commits made since the dataset was opened (by this process or another)."""
@@ -67,7 +99,7 @@ class _Table:
     def rewrite(self, table: pa.Table) -> None:
         """Replace the whole table, same row order, in one commit; older versions are deleted.
         Only scrub calls this (the one audited rewrite); the caller holds the writer lock."""
-        lt.overwrite(self.path, table)
+        lt.overwrite_purged(self.path, table)
         self.reload()
 
     def _append(self, table: pa.Table) -> int:
@@ -119,12 +151,17 @@ class ChunkTable(_Table):
         """Append chunk rows as they are; returns the row position of the first one."""
         return self._append(chunks.cast(schema.arrow_schema("chunks")))
 
-    def commit_fragments(self, frags: list[str]) -> int:
-        """Commit chunk fragments written apart (memory/fragments.py) in one step; returns the
-        row position of their first row."""
+    def prepare_fragments(self) -> None:
+        """Ready the table for fragments written apart (memory/fragments.py): a first, empty version."""
+        fragments.ensure(self.path, schema.arrow_schema("chunks"))
+        self.reload()
+
+    def commit_fragments(self, frags: list[str], since: float) -> int:
+        """Commit chunk fragments written apart since `since` in one step; returns the row
+        position of their first row."""
         if not frags:
             return self.count()
-        start = fragments.commit(self.path, frags, schema.arrow_schema("chunks"))
+        start = fragments.commit(self.path, frags, since)
         self.reload()
         return start
 
@@ -161,7 +198,73 @@ class ChunkTable(_Table):
 
 
 class VectorTable(_Table):
-    """vectors.lance: (id, row, vector) for chunk rows that have been embedded, in any order."""
+    """vectors.lance: (id, row, vector) for chunk rows that have been embedded, in any order.
+
+    Derived data: a damaged vectors table reads as absent (`dataset()` is None, so every chunk is
+    pending), and the next writer sets it aside and re-embeds."""
+
+    def dataset(self) -> Any:
+        if self._ds is None:
+            try:
+                self._ds = lt.open_table(self.path)
+            except Exception:
+                self._ds = None
+            if self._ds is not None and lt.damaged_files(self._ds, self.path):
+                self._ds = None
+        return self._ds
+
+    def set_aside_if_damaged(self) -> str | None:
+        """Move a damaged table out of the way (caller holds the lock); returns why, or None."""
+        why = self.damage()
+        if why is None or not self.path.exists():
+            return None
+        lt.set_aside(self.path)
+        self.reload()
+        return why
+
+    def check(self, chunks: ChunkTable, probes: int = 16) -> int:
+        """How many vectors point at a chunk row holding another id: 0 after a few `take`s when the
+        probes agree, else the exact count from one scan of both id columns."""
+        ds, cds = self.dataset(), chunks.dataset()
+        if ds is None or cds is None:
+            return 0
+        m, n = ds.count_rows(), cds.count_rows()
+        if m == 0:
+            return 0
+        pos = sorted({int(i) for i in np.linspace(0, m - 1, min(probes, m))} | {m - 1})
+        sample = ds.take(pos, columns=["id", "row"])
+        rows = sample["row"].to_numpy()
+        if (rows < n).all() and cds.take(rows.tolist(), columns=["id"])["id"].to_pylist() == sample["id"].to_pylist():
+            return 0
+        return len(self.mismatched(chunks))
+
+    def mismatched(self, chunks: ChunkTable) -> np.ndarray:
+        """Positions (in this table) of the vectors whose row holds another chunk id."""
+        vt = self.dataset().to_table(columns=["id", "row"])
+        ids = chunks.dataset().to_table(columns=["id"])["id"].to_numpy(zero_copy_only=False)
+        rows = vt["row"].to_numpy()
+        vid = vt["id"].to_numpy(zero_copy_only=False)
+        ok = rows < len(ids)
+        ok[ok] = ids[rows[ok]] == vid[ok]
+        return np.flatnonzero(~ok)
+
+    def remap(self, chunks: ChunkTable) -> tuple[int, int]:
+        """Point every vector at the chunk row that holds its id now; drop the vectors whose id is
+        no longer stored. One overwrite commit (caller holds the lock). Returns (moved, dropped)."""
+        vt = self.dataset().to_table()
+        ids = chunks.dataset().to_table(columns=["id"])["id"].to_pylist()
+        where = {cid: i for i, cid in enumerate(ids)}
+        old_rows = vt["row"].to_pylist()
+        new_rows = [where.get(v) for v in vt["id"].to_pylist()]
+        keep = [i for i, r in enumerate(new_rows) if r is not None]
+        moved = sum(1 for i in keep if new_rows[i] != old_rows[i])
+        table = vt.take(pa.array(keep, pa.int64()))
+        table = table.set_column(
+            table.schema.get_field_index("row"), "row", pa.array([new_rows[i] for i in keep], pa.int64())
+        )
+        lt.overwrite(self.path, table)
+        self.reload()
+        return moved, len(new_rows) - len(keep)
 
     def rows(self) -> np.ndarray:
         """The chunk row each stored vector belongs to."""
@@ -171,11 +274,15 @@ class VectorTable(_Table):
     def append(self, rows: np.ndarray, ids: list[str], vectors: np.ndarray, model_id: str) -> None:
         self._append(vector_rows(rows, ids, vectors, model_id))
 
-    def commit_fragments(self, frags: list[str], dim: int, model_id: str) -> None:
-        """Commit vector fragments written apart (memory/fragments.py) in one step."""
+    def prepare_fragments(self, dim: int, model_id: str) -> None:
+        meta = {"embedding_model": model_id, "dim": str(dim)}
+        fragments.ensure(self.path, schema.arrow_schema("vectors", dim=dim, metadata=meta))
+        self.reload()
+
+    def commit_fragments(self, frags: list[str], since: float) -> None:
+        """Commit vector fragments written apart since `since` in one step."""
         if frags:
-            meta = {"embedding_model": model_id, "dim": str(dim)}
-            fragments.commit(self.path, frags, schema.arrow_schema("vectors", dim=dim, metadata=meta))
+            fragments.commit(self.path, frags, since)
             self.reload()
 
 
@@ -192,6 +299,13 @@ def vector_rows(rows: np.ndarray, ids: list[str], vectors: np.ndarray, model_id:
         },
         schema=schema.arrow_schema("vectors", dim=dim, metadata=meta),
     )
+
+
+def _short(e: BaseException) -> str:
+    """An exception in one line, without Lance's build paths."""
+    text = str(e).split("\n")[0]
+    text = re.sub(r",?\s*/\S+\.rs:\d+:\d+", "", text)
+    return f"{type(e).__name__}: {text[:200]}"
 
 
 def pending_rows(chunks: ChunkTable, vectors: VectorTable) -> np.ndarray:

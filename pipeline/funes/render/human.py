@@ -7,7 +7,7 @@ import re
 import textwrap
 from collections.abc import Callable
 
-from funes.render.agent import preview
+from funes.render.agent import field, preview, visible
 from funes.results import Block, GetResult
 
 
@@ -18,9 +18,10 @@ def get_human(result: GetResult, width: int = 100, color: bool = False, highligh
     out = []
     for t in result.turns:
         focus = " ◀" if t.turn_uuid == result.turn_uuid else ""
-        out.append(f"{dim}── {t.ts[:16].replace('T', ' ')} · {t.role} · seq{t.seq} ──{off}{focus}\n")
+        out.append(f"{dim}── {field(t.ts[:16].replace('T', ' '))} · {field(t.role)} · seq{t.seq} ──{off}{focus}\n")
         for b in t.blocks:
-            body = _human_block(b, width)
+            # the transcript's own escape sequences never reach the terminal (only ours do)
+            body = visible(_human_block(b, width))
             if mark is not None:
                 body, hit = mark(body)
                 mark = None if hit else mark

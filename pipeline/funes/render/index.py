@@ -23,6 +23,8 @@ def index_summary(report: IndexReport) -> str:
     if report.skipped:
         reasons = ", ".join(f"{r}: {n}" for r, n in sorted(report.skipped.items()))
         lines.append(f"skipped: {reasons}")
+    for line in report.repairs:
+        lines.append(f"repaired: {line}")
     for key, why in report.failed[:10]:
         lines.append(f"unreadable: {key} — {why}")
     if len(report.failed) > 10:

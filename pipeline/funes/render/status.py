@@ -32,13 +32,20 @@ def status_text(st: Status) -> str:
     else:
         if st.last_indexed is not None:
             lines.append(f"last indexed: {stamp(st.last_indexed)} ({age(st.last_indexed, st.now)})")
-        lines.append("search index: " + _freshness(st.index))
+        if st.index_problem:
+            lines.append(
+                f"search index: needs repair: {st.index_problem} — the next `funes index` (or recall) repairs it"
+            )
+        else:
+            lines.append("search index: " + _freshness(st.index))
         lines.append("publish gate: " + _gate(st))
     lines.append(f"embedder: {st.embedder}")
     if st.reranker:
         lines.append(f"reranker: {st.reranker}" + (f" ({st.reranker_note})" if st.reranker_note else ""))
     else:
-        lines.append(f"reranker: none — {st.reranker_note}")
+        lines.append(f"reranker: none — {st.reranker_note.removeprefix('none: ')}")
+    if st.scanners:
+        lines.append("secret scanners: " + ", ".join(f"{k} {v}" for k, v in st.scanners.items()))
     return "\n".join(lines) + "\n"
 
 

@@ -200,8 +200,14 @@ class Retriever:
 
     def get(self, session_id: str, turn_uuid: str, window: int = 3) -> GetResult:
         session_id, turn_uuid = session_id.strip(), turn_uuid.strip()
-        ix = self.indexes()
-        table = context.session_rows(self.memory.chunks, ix.facets if ix else None, ix.rows if ix else 0, session_id)
+        try:
+            ix = self.indexes()
+            table = context.session_rows(
+                self.memory.chunks, ix.facets if ix else None, ix.rows if ix else 0, session_id
+            )
+        except (indexes.IndexDamaged, OSError, ValueError):  # derived data is damaged: the table still answers
+            self._ix = None
+            table = context.session_rows(self.memory.chunks, None, 0, session_id)
         turns = context.turn_window(table, turn_uuid, max(window, 0))
         if turns is None:
             raise FunesError(

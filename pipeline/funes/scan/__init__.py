@@ -15,7 +15,7 @@ hit there covers the whole run). Three engines scan every view:
 
 Spans of all engines are unioned and overlapping spans merged. Kingfisher is *expected* when its
 binary is found: if it then fails, `find` raises FunesError (fail closed). When it is absent the
-other two engines still run (`kingfisher.binary()` says why it is unavailable). Messages never carry
+other two engines still run and `engines()` (shown by `funes status`) says why Kingfisher is unavailable. Messages never carry
 text from the scanned input.
 
 Modules: `views` (the views and their span maps), `kingfisher`, `detectsecrets`, `rules` (funes
@@ -32,8 +32,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from funes.scan import detectsecrets, kingfisher, rules
+from funes.scan import detectsecrets, kingfisher, outputs, rules
 from funes.scan.kingfisher import binary as _kingfisher_binary
+from funes.scan.values import documented_example
 from funes.scan.views import text_views
 from funes.scan.windows import lower, word_windows
 
@@ -67,8 +68,23 @@ _MARKER = re.compile(r"\[REDACTED:[A-Za-z0-9_.+-]{1,40}\]")
 _SEP = "\n\x00\n"  # no rule matches across it (no token charset holds NUL; lines end at it)
 
 
-def find(texts: list[str], *, only: Iterable[str] | None = None) -> list[list[Finding]]:
-    """Secret spans per text: all engines (or `only` those named) over every view, merged."""
+def engines() -> dict[str, str]:
+    """Engine name -> version, or "unavailable: <why>" (status shows it)."""
+    path, why = _kingfisher_binary()
+    return {
+        "kingfisher": kingfisher.version(path) if path else f"unavailable: {why}",
+        "detect-secrets": detectsecrets.version(),
+        "funes-rules": f"builtin ({len(rules.TOKEN_RULES)} token patterns + context rules)",
+    }
+
+
+def find(
+    texts: list[str], *, only: Iterable[str] | None = None, commands: list[str | None] | None = None
+) -> list[list[Finding]]:
+    """Secret spans per text: all engines (or `only` those named) over every view, merged.
+
+    `commands[i]`, when given, is the tool call whose output texts[i] is: the output of a
+    credential command (`aws configure get …`, `gh auth token`) is itself the secret."""
     use = set(only) if only is not None else set(ENGINE_NAMES)
     if use - set(ENGINE_NAMES):
         raise ValueError(f"unknown scanner engine(s): {sorted(use - set(ENGINE_NAMES))}")
@@ -84,6 +100,9 @@ def find(texts: list[str], *, only: Iterable[str] | None = None) -> list[list[Fi
         for j, kind, s, e in itertools.chain(found, job.findings() if job else ()):
             i, v = flat[j]
             hits[i].append((kind, *v.to_raw(s, e)))
+        if commands is not None and "funes-rules" in use:
+            for i, (t, cmd) in enumerate(zip(texts, commands)):
+                hits[i].extend(outputs.findings(t, cmd))
     finally:
         if job:
             job.close()
@@ -122,7 +141,8 @@ def _merge(text: str, hits: list[tuple[str, int, int]]) -> list[Finding]:
             s += 1
         while e > s and text[e - 1].isspace():
             e -= 1
-        if e > s and not any(a < e and s < b for a, b in markers):  # markers are never re-redacted
+        # markers are never re-redacted; a provider's documented example value is no secret
+        if e > s and not any(a < e and s < b for a, b in markers) and not documented_example(text[s:e]):
             spans.append((s, e, kind))
     spans.sort()
     out: list[list] = []

@@ -44,7 +44,7 @@ _NETRC = re.compile(r"machine\s+\S+\s+login\s+\S+\s+password\s+(?P<v>\S+)")
 _PROSE = re.compile(  # `the password for the staging db is X`, `Azure key: X`, `token was X`
     r"(?i)\b(?:password|passwd|passphrase|pwd|token|secret|(?:api|access|secret|private|license|"
     r"storage|account|auth|client|signing|encryption|master|service|azure|aws|gcp|openai|anthropic|"
-    r"stripe|github|gitlab|slack)[ _-]?key)\b(?:(?:[ \t][\w-]+){0,6}?\s+(?:is|was)\s+|:[ \t]*)"
+    r"stripe|github|gitlab|slack)[ _-]?key)\b(?:(?:[ \t][\w-]+){0,6}?\s+(?:is|was)\s+|(?:[ \t][\w-]+){0,2}?:[ \t]*)"
     r"[\"'`]?(?P<v>[^\s\"'`\\]{6,})"
 )
 

@@ -188,3 +188,17 @@ def available() -> bool:
         return True
     except ImportError:
         return False
+
+
+def version() -> str:
+    """The installed detect-secrets version, or "unavailable: not installed"."""
+    try:
+        import detect_secrets
+    except ImportError:
+        return "unavailable: not installed"
+    from importlib import metadata
+
+    try:
+        return getattr(detect_secrets, "__version__", None) or metadata.version("detect-secrets")
+    except metadata.PackageNotFoundError:
+        return "unknown"

@@ -1,7 +1,13 @@
 """Kingfisher (MongoDB, ~490 rules, Rust binary from the `kingfisher-bin` wheel) as an engine: one
 subprocess per batch over stdin, validation and update checks off, so it never touches the network.
 
-Every failure raises FunesError (fail closed), and its messages never echo scanned input.
+Every failure raises FunesError (fail closed), and its messages never echo scanned input. A run
+counts only when Kingfisher's own audit record says the scan succeeded: exit 0 with no report is
+a failure, not "no findings".
+
+Kingfisher copies all of stdin (the unredacted batch) into `$TMPDIR/.tmpXXXX/stdin_input` for the
+length of the scan, so each run gets a private temp dir (`scratch`) that is removed on every path
+and swept at the next start when a killed run left it behind.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -20,6 +27,7 @@ import threading
 from pathlib import Path
 
 from funes.errors import FunesError
+from funes.scan import scratch
 from funes.scan.views import B64RUN, decode_b64
 from funes.scan.windows import occurrences
 
@@ -99,10 +107,22 @@ def binary() -> tuple[str | None, str]:
 
 
 @functools.lru_cache(maxsize=8)
-def _env() -> dict[str, str]:
-    """Pin the compiled-rule cache to a private per-user dir, so a changed $HOME (tests, hooks)
-    does not pay the ~9 s rule compilation again."""
+def version(path: str) -> str:
+    """The last word of `kingfisher --version`, or "unavailable: <why>"."""
+    try:
+        p = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as e:
+        return f"unavailable: cannot run {path} ({type(e).__name__})"
+    words = p.stdout.split()
+    return words[-1] if p.returncode == 0 and words else f"unavailable: {path} --version exit {p.returncode}"
+
+
+def _env(tmp: Path) -> dict[str, str]:
+    """The child's environment: its stdin spill goes to the private `tmp`; the compiled-rule cache
+    is pinned to a private per-user dir, so a changed $HOME (tests, hooks) does not pay the ~9 s
+    rule compilation again."""
     env = dict(os.environ)
+    env.update(TMPDIR=str(tmp), TMP=str(tmp), TEMP=str(tmp))
     if "KF_RULE_CACHE_DIR" not in env and hasattr(os, "getuid"):
         d = Path(tempfile.gettempdir()) / f"funes-kingfisher-{os.getuid()}"
         try:
@@ -116,15 +136,22 @@ def _env() -> dict[str, str]:
 
 
 _LONG_TOKEN = re.compile(r"[^\s'\"`]{12,}")
+_WORD = re.compile(r"[^\s'\"`:,;()\[\]]{3,}")
+_MASKS = re.compile(r"\[…\](?:[\s:,;]*\[…\])+")
 
 
-def _scrub(message: str) -> str:
-    """The first stderr line, with every long token masked: never echo scanned input."""
+def _scrub(message: str, scanned: str = "") -> str:
+    """The first stderr line, with every long token and every word that occurs in the scanned
+    input masked: a binary that echoes its input must not get it printed."""
     message = message.strip().splitlines()[0][:300] if message.strip() else ""
-    return _LONG_TOKEN.sub(lambda m: m.group() if m.group().isalpha() else "[…]", message)
+    message = _LONG_TOKEN.sub(lambda m: m.group() if m.group().isalpha() else "[…]", message)
+    message = _WORD.sub(lambda m: "[…]" if m.group() in scanned else m.group(), message)
+    return _MASKS.sub("[…]", message)
 
 
 _HINT = "reinstall kingfisher-bin, or set FUNES_KINGFISHER=off to index without it"
+_STOP_GRACE_S = 2.0
+_INTERRUPTS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT}
 
 
 class Job:
@@ -139,16 +166,25 @@ class Job:
             self.first_lines.append(line)
             line += t.count("\n") + 1
         cmd = [path, "scan", "-", "--no-validate", "--no-update-check", "--format", "jsonl", "--quiet", "--no-dedup"]
+        self.tmp = scratch.make("kingfisher")
         try:
+            # its own session: a Ctrl-C reaches funes only, which then stops the child itself
             self.proc = subprocess.Popen(
-                cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env()
+                cmd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=_env(self.tmp),
+                start_new_session=True,
             )
         except OSError as e:
+            scratch.remove(self.tmp)
             raise FunesError(f"kingfisher could not be run ({e.strerror or type(e).__name__})", _HINT) from None
         self.result: tuple[bytes, bytes] | None = None
         self.timed_out = False
-        data = "\n".join(self.safe).encode("utf-8")
-        self.thread = threading.Thread(target=self._communicate, args=(data,), daemon=True)
+        self.stopped = False  # funes stopped the child itself (timeout, close)
+        self.scanned = "\n".join(self.safe)
+        self.thread = threading.Thread(target=self._communicate, args=(self.scanned.encode("utf-8"),), daemon=True)
         self.thread.start()
 
     def _communicate(self, data: bytes) -> None:
@@ -156,17 +192,39 @@ class Job:
             self.result = self.proc.communicate(data, timeout=self.timeout)
         except subprocess.TimeoutExpired:
             self.timed_out = True
-            self.proc.kill()
+            self._stop()
             self.proc.communicate()
         except (OSError, ValueError):  # the process died while reading its input
-            self.proc.kill()
+            self._stop()
             self.result = (b"", b"")
             self.proc.wait()
 
+    def _stop(self) -> None:
+        """SIGTERM, then SIGKILL after a grace period: give the child a chance to clean up."""
+        if self.proc.poll() is not None:
+            return
+        self.stopped = True
+        self._signal(signal.SIGTERM)
+        try:
+            self.proc.wait(_STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            self._signal(signal.SIGKILL)
+            self.proc.wait()
+
+    def _signal(self, sig: int) -> None:
+        """`sig` to the child's whole process group (it leads one): a wrapper's children too."""
+        try:
+            os.killpg(self.proc.pid, sig)
+        except OSError:
+            self.proc.send_signal(sig)
+
     def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.thread.join()
+        """Stop the child if it still runs and remove its private temp dir (every path ends here)."""
+        try:
+            self._stop()
+            self.thread.join()
+        finally:
+            scratch.remove(self.tmp)
 
     def findings(self) -> list[tuple[int, str, int, int]]:
         """(text index, kind, start, end) of every finding; FunesError on any scanner failure."""
@@ -190,12 +248,21 @@ class Job:
             out.extend((j, kind, s, e) for j, s, e in hits)
         return out
 
+    def _check_exit(self, rc: int | None, stderr: bytes) -> None:
+        if rc is not None and rc < 0 and -rc in _INTERRUPTS and not self.stopped:
+            raise KeyboardInterrupt  # a Ctrl-C or a hook timeout, not a broken install
+        if rc is not None and rc < 0:
+            name = signal.Signals(-rc).name if -rc in signal.valid_signals() else f"signal {-rc}"
+            raise FunesError(f"kingfisher was killed by {name}", "if memory is short, index fewer files at once")
+        if rc not in (0, 200, 205):
+            why = _scrub(stderr.decode("utf-8", "replace"), self.scanned)
+            raise FunesError(f"kingfisher failed (exit {rc}){': ' + why if why else ''}", _HINT)
+
     def _records(self) -> list[dict]:
         stdout, stderr = self.result or (b"", b"")
-        if self.proc.returncode not in (0, 200, 205):
-            why = _scrub(stderr.decode("utf-8", "replace"))
-            raise FunesError(f"kingfisher failed (exit {self.proc.returncode}){': ' + why if why else ''}", _HINT)
-        records = []
+        rc = self.proc.returncode
+        self._check_exit(rc, stderr)
+        records, audited = [], False
         for n, line in enumerate(stdout.splitlines(), 1):
             if not line.strip():
                 continue
@@ -205,9 +272,14 @@ class Job:
                 raise FunesError(f"kingfisher output record {n} is not JSON", _HINT) from None
             if not isinstance(rec, dict):
                 raise FunesError(f"kingfisher output record {n} is not an object", _HINT)
-            summary = rec.get("audit", {}).get("summary", {})
-            if summary.get("scan_failed") or summary.get("scan_partial"):
-                raise FunesError("kingfisher could not scan the whole batch", _HINT)
+            audit = rec.get("audit")
+            if audit is not None:
+                summary = audit.get("summary") if isinstance(audit, dict) else None
+                if not isinstance(summary, dict) or summary.get("scan_failed") or summary.get("scan_partial"):
+                    raise FunesError("kingfisher could not scan the whole batch", _HINT)
+                if not isinstance(summary.get("scan_succeeded"), int) or summary["scan_succeeded"] < 1:
+                    raise FunesError("kingfisher reported no completed scan", _HINT)
+                audited = True
             if "rule" in rec:
                 f, rule = rec.get("finding"), rec.get("rule")
                 if (
@@ -220,6 +292,8 @@ class Job:
                 ):
                     raise FunesError(f"kingfisher finding record {n} is malformed", _HINT)
                 records.append(rec)
+        if not audited:  # an update that changed the CLI, a wrapper, a stub: ~490 rules would be off
+            raise FunesError(f"kingfisher (exit {rc}) gave no scan report", _HINT)
         return records
 
 

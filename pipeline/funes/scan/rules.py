@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from funes.scan import bare, manifests
 from funes.scan.context import window_findings
 from funes.scan.values import placeholder, token_ok
 from funes.scan.windows import lower, word_windows
@@ -70,6 +71,8 @@ TOKEN_RULES: list[tuple[str, str, str | None]] = [  # (kind, regex, digits/conte
     ("Mailgun", r"key-[0-9a-f]{32}\b", None),
     ("Square", r"sq0(?:atp|csp)-" + _T + "{22,}", None),
     ("Azure", r"AccountKey=([A-Za-z0-9+/]{40,90}={0,2})", None),
+    # Azure AD (Entra) client secrets: 3 chars, a digit, `Q~`, then 31-34 chars
+    ("Azure", r"Q~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])", r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.\-]{3}[0-9]$"),
     ("Azure", r"SharedAccessKey=([A-Za-z0-9+/]{40,50}={0,2})", None),
 ]
 _TOKEN_RE = [(k, re.compile(p), re.compile(b) if b else None) for k, p, b in TOKEN_RULES]
@@ -114,6 +117,8 @@ def findings(text: str, low: str | None = None, lines: list | None = None) -> li
     if "aws" in low:
         out.extend(("AWS", *m.span(1)) for m in _AWS_SECRET.finditer(text))
     out.extend(("PrivateKey", s, e) for s, e in pem_spans(text))
+    out.extend(manifests.findings(text))
+    out.extend(bare.findings(text, low))
     if "Private-Lines" in text:
         out.extend(("PrivateKey", *m.span(1)) for m in _PUTTY.finditer(text))
     if "://" in text and "@" in text:

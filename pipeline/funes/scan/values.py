@@ -172,3 +172,29 @@ def password_like(v: str) -> bool:
         and not _DOTTED.fullmatch(v)
         and not placeholder(v)
     )
+
+
+# Values that providers print in their own documentation (AWS's `AKIAIOSFODNN7EXAMPLE` style, and
+# a few well-known ones kept as hashes so no scanner flags this file): never a user's secret.
+_DOC_SUFFIX = re.compile(r"[A-Za-z0-9/+=_\-]*EXAMPLE(?:KEY)?(?:[0-9]{0,2})")
+_DOC_HASHES = {
+    "2cafc0970149a84f3b9e62eaf169f36f",  # Stripe's documented test secret key
+    "b1471f544ceeea31333bde7e1ecbaad6",  # Stripe's documented test publishable key
+    "7f75367e7881255134e1375e723d1dea",  # jwt.io's example token
+    "0011cc25eb4320717494d2703e8cba85",  # the Azure storage emulator's published account key
+    "0e3fd41c01a697720785471d74558508",  # Slack's "not a real token" example
+}
+_DOC_TOKEN = re.compile(r"[A-Za-z0-9/+=_.\-]{8,}")
+
+
+def documented_example(v: str) -> bool:
+    """A value from a provider's documentation: an `...EXAMPLE`/`...EXAMPLEKEY` key (AWS) or a
+    known published example, with nothing random left beside it."""
+    import hashlib
+
+    rest = v
+    for m in _DOC_TOKEN.finditer(v):
+        tok = m.group().strip("=")
+        if _DOC_SUFFIX.fullmatch(tok) or hashlib.sha256(m.group().encode()).hexdigest()[:32] in _DOC_HASHES:
+            rest = rest.replace(m.group(), " ")
+    return rest != v and not any(random_enough(t.group(), 8) for t in _DOC_TOKEN.finditer(rest))

@@ -15,7 +15,9 @@ _KW_ASSIGN = re.compile(r"[a-z0-9_.\-]{0,40}(?:[\"'\]]?\s{0,3}(?:=|:)|>|[\"']\s{
 _KW_FLAG = re.compile(r"(?:^|[\s\"'])--?[a-z0-9_\-]{0,40}$")  # `--api-token`, `-password`
 _KW_SCHEMES = ("bearer", "token", "basic")
 _KW_PROSE_WORDS = ("pass", "pw", "secret", "token", "key")
-_KW_PROSE = re.compile(r"[^\n]{0,60}?\s(?:is|was)\s|word\s+\S{4}")  # `password for the db is x`, .netrc
+_KW_PROSE = re.compile(  # `password for the db is x`, .netrc, `secret value: x`
+    r"[^\n]{0,60}?\s(?:is|was)\s|word\s+\S{4}|(?:[ \t][a-z0-9_-]+){1,2}:[ \t]"
+)
 
 
 def word_windows(
@@ -69,3 +71,11 @@ def occurrences(text: str, value: str) -> Iterable[int]:
     while i >= 0:
         yield i
         i = text.find(value, i + len(value))
+
+
+def own_text(text: str, s: int, e: int, reach: int) -> tuple[int, int]:
+    """Bounds, at most `reach` chars either side, of the one input text holding text[s:e] when the
+    in-process engines scan a batch joined with NUL separators."""
+    lo = text.rfind("\x00", max(0, s - reach), s) + 1 or max(0, s - reach)
+    hi = text.find("\x00", e, e + reach)
+    return lo, (min(len(text), e + reach) if hi < 0 else hi)

@@ -15,7 +15,10 @@ format (claude, codex, pi, hermes, hermes_logs, parquet), source.py (what a path
 parser reads it; the entry point for commands), repo.py (git remote attribution).
 Skip reasons in `Parsed.skipped`: "malformed json", "truncated last line", "two objects on one
 line" (both objects kept), "lone surrogate" (kept, as U+FFFD), "invalid utf-8" (kept, as
-U+FFFD), "not a json object", "empty file", "no turns", "not a transcript", "corrupt row".
+U+FFFD), "not a json object", "empty file", "nested too deep" (a line deeper than Python can
+walk: dropped), "no turns", "not a transcript", "corrupt row", "read again: database changed
+mid-read" (hermes). Names that are not valid UTF-8 (file names, hence session ids) are stored
+with each undecodable byte written `\\xNN`.
 """
 
 from __future__ import annotations

@@ -138,8 +138,24 @@ def empty_frame() -> pl.DataFrame:
     return pl.DataFrame(schema=polars_schema())
 
 
+def path_text(s: str) -> str:
+    """A name taken from the file system as valid UTF-8: undecodable bytes (kept by Python as
+    surrogate escapes, which Arrow cannot encode) are written `\\xe9`, so two odd names stay
+    distinct and the text is printable."""
+    try:
+        s.encode("utf-8")
+        return s
+    except UnicodeEncodeError:
+        pass
+    try:
+        return s.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:
+        return s.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def build_frame(session_id: str, workdir: str, turns: list[Turn], source_path: str, harness: str) -> pl.DataFrame:
     """Retained turns of one session -> one row per block; seq and uuids fixed by `number`."""
+    session_id, workdir, source_path = path_text(session_id), path_text(workdir), path_text(source_path)
     rows = [(t, idx, b) for t in number(turns, session_id) for idx, b in enumerate(t.blocks)]
     n = len(rows)
     cols = {

@@ -10,7 +10,9 @@ As upstream-spec 1.6, with these changes:
 - a damaged database that can still be read by message id (a broken table b-tree under an intact
   index, as in a real `state.db.backup`) is read row by row; rows that cannot be read are counted
   as "corrupt row". A file that is not a database at all raises SourceError for that unit;
-- tool results with no `tool_name` are named after their call (as for Claude and Codex).
+- tool results with no `tool_name` are named after their call (as for Claude and Codex);
+- a session read during which the database file changed (hermes writing or checkpointing) is
+  discarded and read again (counted), so a torn read never stores a phantom turn or a shifted seq.
 The `<message helpers>` below are shared with hermes_logs.py (the older per-session log files).
 """
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
+import time
 from collections import Counter
 from contextlib import closing
 from datetime import UTC, datetime
@@ -43,6 +46,8 @@ from funes.traces.frame import (
 HARNESS = "hermes"
 FALLBACK_WORKDIR = "hermes"  # upstream's literal fallback: hermes records no project dir
 CORRUPT_ROW = "corrupt row"
+CHANGED_MID_READ = "read again: database changed mid-read"
+READ_ATTEMPTS = 5
 _FIELDS = (
     "id", "role", "content", "tool_call_id", "tool_calls", "tool_name",
     "timestamp", "reasoning", "reasoning_content",
@@ -85,19 +90,35 @@ def columns(conn: sqlite3.Connection, table: str) -> set[str]:
 
 
 def units(root: Path, limit: int | None = None) -> list[Unit]:
-    """One unit per session with messages, highest message id (the watermark) first."""
+    """One unit per session with messages, highest message id (the watermark) first; a listing
+    torn by a write landing mid-read is done again (as `read` does)."""
     db = db_path(root)
-    with closing(connect(db)) as conn:
+    for attempt in range(READ_ATTEMPTS):
+        before = _stamp(db)
         try:
-            rows = conn.execute(
-                "SELECT session_id, MAX(id), MAX(timestamp) FROM messages GROUP BY session_id"
-            ).fetchall()
-        except sqlite3.Error as e:
-            raise SourceError(f"cannot list sessions in {db}: {e}") from e
+            rows = _list_sessions(db)
+        except SourceError:
+            if _stamp(db) == before or attempt == READ_ATTEMPTS - 1:
+                raise
+            time.sleep(0.05 * (attempt + 1))
+            continue
+        if _stamp(db) == before:
+            break
+        time.sleep(0.05 * (attempt + 1))
     rows.sort(key=lambda r: (-(r[1] or 0), str(r[0])))
     if limit is not None:
         rows = rows[: max(limit, 0)]
     return [session_unit(db, str(sid), watermark, last) for sid, watermark, last in rows]
+
+
+def _list_sessions(db: Path) -> list:
+    with closing(connect(db)) as conn:
+        try:
+            return conn.execute(
+                "SELECT session_id, MAX(id), MAX(timestamp) FROM messages GROUP BY session_id"
+            ).fetchall()
+        except sqlite3.Error as e:
+            raise SourceError(f"cannot list sessions in {db}: {e}") from e
 
 
 def session_unit(db: Path, session: str, watermark: int | None, last: float | None) -> Unit:
@@ -105,7 +126,40 @@ def session_unit(db: Path, session: str, watermark: int | None, last: float | No
     return Unit(f"hermes:{db}#{session}", HARNESS, db, str(watermark), float(mtime), session)
 
 
+def _stamp(db: Path) -> tuple:
+    """What changes when hermes writes or checkpoints: the database file and its WAL."""
+    out: list[tuple[int, int, int] | None] = []
+    for p in (db, db.with_name(db.name + "-wal")):
+        try:
+            st = p.stat()
+            out.append((st.st_ino, st.st_size, st.st_mtime_ns))
+        except OSError:
+            out.append(None)
+    return tuple(out)
+
+
 def read(unit: Unit) -> Parsed:
+    """One session, read while the database holds still. An immutable reader takes no lock, so a
+    checkpoint that lands mid-read could hand it a torn view (a row twice, a shifted seq): such a
+    read is thrown away and done again, and a database that never holds still fails this unit
+    alone (it stays owed, so the next index reads it)."""
+    for attempt in range(READ_ATTEMPTS):
+        before = _stamp(unit.path)
+        try:
+            result = _read_once(unit)
+        except SourceError:
+            if _stamp(unit.path) == before:
+                raise
+            result = None
+        if result is not None and _stamp(unit.path) == before:
+            if attempt:
+                result.skipped[CHANGED_MID_READ] += attempt
+            return result
+        time.sleep(0.05 * (attempt + 1))
+    raise SourceError(f"{unit.path} kept changing while session {unit.session} was read; it is read at the next index")
+
+
+def _read_once(unit: Unit) -> Parsed:
     skipped: Counter = Counter()
     with closing(connect(unit.path)) as conn:
         rows = session_rows(conn, unit.session or "", skipped)

@@ -28,7 +28,8 @@ LONE_SURROGATE = "lone surrogate"
 INVALID_UTF8 = "invalid utf-8"
 NOT_OBJECT = "not a json object"
 EMPTY_FILE = "empty file"
-READER_REASONS = (MALFORMED, TRUNCATED, TWO_OBJECTS, LONE_SURROGATE, INVALID_UTF8, NOT_OBJECT, EMPTY_FILE)
+TOO_DEEP = "nested too deep"
+READER_REASONS = (MALFORMED, TRUNCATED, TWO_OBJECTS, LONE_SURROGATE, INVALID_UTF8, NOT_OBJECT, EMPTY_FILE, TOO_DEEP)
 
 _DECODER = json.JSONDecoder()
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -77,6 +78,16 @@ def read_records(path: Path) -> tuple[list[dict], Counter]:
 
 
 def parse_line(line: str, is_last: bool, skipped: Counter) -> list[dict]:
+    """The objects on one line; a line nested deeper than Python can walk (json.loads or the
+    sanitiser hits the recursion limit) is dropped and counted, never fatal to the file."""
+    try:
+        return _parse_line(line, is_last, skipped)
+    except RecursionError:
+        skipped[TOO_DEEP] += 1
+        return []
+
+
+def _parse_line(line: str, is_last: bool, skipped: Counter) -> list[dict]:
     try:
         values = [json.loads(line)]
     except json.JSONDecodeError:

@@ -19,10 +19,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import polars as pl
+
 from funes import paths, vocab
-from funes.errors import UsageError
+from funes.errors import SourceError, UsageError
 from funes.traces import Parsed, Unit, claude, codex, hermes, hermes_logs, parquet, pi
-from funes.traces.frame import empty_frame
+from funes.traces.frame import empty_frame, path_text
 from funes.traces.jsonl import file_units, walk_jsonl
 
 UNKNOWN = "unknown"  # the harness of a file that is not a transcript
@@ -62,7 +64,7 @@ class FilesSource:
         reader = _FILE_READERS.get(unit.harness)
         if reader is None:
             return Parsed(empty_frame(), Counter({NOT_TRANSCRIPT: 1}))
-        return reader(unit)
+        return guarded(reader, unit)
 
 
 @dataclass
@@ -86,7 +88,7 @@ class HermesSource:
         return found if limit is None else found[: max(limit, 0)]
 
     def read(self, unit: Unit) -> Parsed:
-        return hermes.read(unit) if unit.session is not None else hermes_logs.read(unit)
+        return guarded(hermes.read if unit.session is not None else hermes_logs.read, unit)
 
 
 @dataclass
@@ -103,7 +105,20 @@ class ParquetSource:
         return [u for f in files for u in parquet.units(f, limit)]
 
     def read(self, unit: Unit) -> Parsed:
-        return parquet.read(unit)
+        return guarded(parquet.read, unit)
+
+
+def guarded(reader: Callable[[Unit], Parsed], unit: Unit) -> Parsed:
+    """One unit read so that content no parser foresaw fails that unit alone, with a named
+    reason (SourceError), and never the whole index run."""
+    try:
+        return reader(unit)
+    except SourceError:
+        raise
+    except RecursionError:
+        raise SourceError(f"{path_text(unit.key)} is nested too deep to parse") from None
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError, pl.exceptions.PolarsError) as e:
+        raise SourceError(f"cannot parse {path_text(unit.key)} ({type(e).__name__})") from None
 
 
 Source = FilesSource | HermesSource | ParquetSource | parquet.ShardsSource
@@ -221,7 +236,7 @@ def _first_object(path: Path) -> dict | None:
             for _, raw in zip(range(_SNIFF_LINES), f):
                 try:
                     value = json.loads(raw.decode("utf-8", errors="replace"))
-                except ValueError:
+                except (ValueError, RecursionError):
                     continue
                 if isinstance(value, dict):
                     return value
