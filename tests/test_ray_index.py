@@ -67,7 +67,7 @@ def _same_memory(a, b, ignore: tuple[str, ...] = ()) -> None:
     (chunks_a, vec_a), (chunks_b, vec_b) = a, b
     cols = [c for c in chunks_a.column_names if c not in ignore]
     assert chunks_a.num_rows > 0 and chunks_a.select(cols).equals(chunks_b.select(cols))
-    assert vec_a.keys() == vec_b.keys() == set(chunks_a["id"].to_pylist())
+    assert vec_a.keys() == vec_b.keys() == (set(chunks_a["id"].to_pylist()) if vec_a else set())
     for cid, v in vec_a.items():
         w = vec_b[cid]
         assert float(np.dot(v, w) / (np.linalg.norm(v) * np.linalg.norm(w))) >= 0.99
@@ -103,12 +103,12 @@ def test_a_worker_killed_after_writing_its_fragments_is_retried_and_each_row_com
     ray_cluster, tmp_path, monkeypatch
 ):
     data = _dataset(tmp_path / "traces", [_shard(k) for k in range(SHARDS)])
-    _index(str(data), monkeypatch, tmp_path / "local")
+    _index(str(data), monkeypatch, tmp_path / "local", no_embed=True)
     expected = _memory()
 
     marker = tmp_path / "killed"
     monkeypatch.setenv("FUNES_RAY_FAULT_ONCE", str(marker))
-    report = _index(str(data), monkeypatch, tmp_path / "ray", engine="ray")
+    report = _index(str(data), monkeypatch, tmp_path / "ray", engine="ray", no_embed=True)
     assert marker.read_text() == "killed\n"  # a worker did die mid-run
     _same_memory(expected, _memory())
     assert report.chunks_added == expected[0].num_rows
@@ -165,3 +165,13 @@ def test_without_ray_the_engine_says_how_to_install_it(tmp_path, funes_home):
     assert proc.stderr.splitlines()[0] == "funes: --engine ray needs Ray Data, which is not installed"
     assert "pip install 'funes[ray]'" in proc.stderr and "Traceback" not in proc.stderr
     assert not (funes_home / "memory").exists()
+
+
+def test_embed_steps_carry_contiguous_rows_as_bounds_and_any_others_packed():
+    from funes.scale.rayjob import step_rows, steps
+
+    run = np.arange(7, 2600)
+    scattered = np.array([1, 3, 4, 9])
+    for rows in (run, scattered, np.concatenate([scattered, run])):
+        assert [r for s in steps(rows, 1024) for r in step_rows(s["lo"], s["hi"], s["rows"])] == rows.tolist()
+    assert steps(run, 1024)[0] == {"lo": 7, "hi": 1031, "rows": b""}  # no per-row list on the driver

@@ -124,7 +124,7 @@ def _embed(mem: Memory, resources: dict, progress, report: IndexReport) -> None:
     mem.prepare_vector_fragments(dim, model_id)
     job = rayjob.Job([], mem.chunks.path, version, (), True, vectors_path=mem.vectors.path)
     since = time.time()
-    frags, got_dim, got_model = rayjob.embed(job, [int(r) for r in pending], version, resources, progress)
+    frags, got_dim, got_model = rayjob.embed(job, pending, version, resources, progress)
     if (got_dim, got_model) != (dim, model_id):
         raise FunesError(f"the Ray workers embedded with {got_model} ({got_dim} dims), not {model_id} ({dim})")
     mem.vectors.commit_fragments(frags, since)

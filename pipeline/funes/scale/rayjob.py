@@ -162,26 +162,48 @@ def _fault_once() -> None:
         os._exit(1)
 
 
-def embed(job: Job, rows: list[int], version: int, resources: dict, progress) -> tuple[list[str], int, str]:
-    """Embed these chunk rows (of the pinned version) on an actor pool; returns (fragments, dim, model id)."""
+def steps(rows, step: int) -> list[dict]:
+    """Pending chunk rows in steps of `step`: a contiguous run (the usual case: rows appended by
+    this run) travels as its bounds, so the driver never builds a list per row."""
+    import numpy as np
+
+    out = []
+    for lo in range(0, len(rows), step):
+        part = np.asarray(rows[lo : lo + step], dtype=np.int64)
+        if int(part[-1]) - int(part[0]) + 1 == len(part) and bool((np.diff(part) == 1).all()):
+            out.append({"lo": int(part[0]), "hi": int(part[-1]) + 1, "rows": b""})
+        else:
+            out.append({"lo": 0, "hi": 0, "rows": part.tobytes()})
+    return out
+
+
+def step_rows(lo: int, hi: int, packed: bytes) -> list[int]:
+    import numpy as np
+
+    return list(range(lo, hi)) if not packed else np.frombuffer(packed, dtype=np.int64).tolist()
+
+
+def embed(job: Job, rows, version: int, resources: dict, progress) -> tuple[list[str], int, str]:
+    """Embed these chunk rows (an int array, of the pinned version) on an actor pool; returns
+    (fragments, dim, model id)."""
     import ray.data
 
-    steps = [rows[lo : lo + job.embed_step] for lo in range(0, len(rows), job.embed_step)]
-    if not steps:
+    todo = steps(rows, job.embed_step)
+    if not todo:
         return [], 0, ""
     gpus = int(resources.get("GPU", 0))
-    # one actor per GPU when there are GPUs; else half the CPUs, leaving the rest to the read tasks
-    actors = gpus or max(1, int(resources.get("CPU", 1)) // 2)
+    # one actor per GPU when there are GPUs; else one per CPU (the prepare tasks are done by now)
+    actors = gpus or max(1, int(resources.get("CPU", 1)))
     env = _runtime_env()
     if not gpus:
         env["env_vars"].setdefault("FUNES_THREADS", "1")  # one core per actor: actors, not threads, scale out
-    ds = ray.data.from_items([{"rows": s} for s in steps], override_num_blocks=len(steps))
+    ds = ray.data.from_items(todo, override_num_blocks=len(todo))
     ds = ds.map_batches(
         _Embedder,
         batch_size=1,
         batch_format="pyarrow",
         fn_constructor_kwargs={"chunks_path": job.chunks_path, "vectors_path": job.vectors_path, "version": version},
-        compute=ray.data.ActorPoolStrategy(size=min(actors, len(steps))),
+        compute=ray.data.ActorPoolStrategy(size=min(actors, len(todo))),
         num_gpus=1 if gpus else 0,
         runtime_env=env,
     )
@@ -211,7 +233,8 @@ class _Embedder:
         from funes.memory.tables import vector_rows
 
         out: dict[str, list] = {"fragments": [], "rows": [], "dim": [], "model_id": []}
-        for rows in batch["rows"].to_pylist():
+        for lo, hi, packed in zip(batch["lo"].to_pylist(), batch["hi"].to_pylist(), batch["rows"].to_pylist()):
+            rows = step_rows(lo, hi, packed)
             table = fragments.take(self.chunks_path, self.version, rows, ["id", "text"])
             vectors = run.embed_rows(table, self.embedder)
             ids = table["id"].to_pylist()
