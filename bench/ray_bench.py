@@ -105,12 +105,16 @@ def main() -> None:
     ap.add_argument("--sessions", type=int, default=25, help="sessions per shard")
     ap.add_argument("--shards", type=int, default=4)
     ap.add_argument("--cpus", type=int, default=2)
+    ap.add_argument("--no-10x", action="store_true", help="only the side-by-side 1x table")
     args = ap.parse_args()
+    # build the embedder's ONNX export (once per machine) before anything is timed
+    subprocess.run([sys.executable, "-c", "from funes import models; models.load_embedder()"], check=True, cwd=REPO)
     root = Path(tempfile.mkdtemp(prefix="funes-ray-bench-"))
     try:
         small, big = root / "x1", root / "x10"
         write_dataset(small, args.shards, args.sessions)
-        write_dataset(big, args.shards * 10, args.sessions)
+        if not args.no_10x:
+            write_dataset(big, args.shards * 10, args.sessions)
         rows = []
         for engine in ("local", "ray"):
             home = root / engine / ".funes"
@@ -125,6 +129,8 @@ def main() -> None:
                 f"| {engine} | {p['s']:.1f} | {p['sessions'] / p['s']:.0f} | {p['chunks'] / p['s']:.0f} | "
                 f"{e['s']:.1f} | {e['vectors'] / e['s']:.0f} | {p['rss_mb']:.0f} MB |"
             )
+        if args.no_10x:
+            return
         print(f"\n10x: {args.shards * 10} shards (prepare only)")
         print("| engine | chunks | prepare s | chunks/s | driver peak RSS 1x -> 10x |")
         print("| --- | --- | --- | --- | --- |")

@@ -150,6 +150,19 @@ def test_a_session_split_across_shards_keeps_the_first_rows_as_one_machine_does(
     assert expected.equals(_memory()[0]) and report.chunks_added == expected.num_rows
 
 
+@pytest.mark.slow
+def test_a_scanner_failure_on_a_worker_is_the_scanners_one_line_and_commits_nothing(ray_cluster, tmp_path, monkeypatch):
+    from funes.errors import FunesError
+    from funes.memory import Memory
+
+    data = _dataset(tmp_path / "traces", [_shard(0), _shard(1)])
+    monkeypatch.setenv("FUNES_KINGFISHER", str(tmp_path / "no-such-scanner"))  # forwarded to the workers
+    with pytest.raises(FunesError) as err:
+        _index(str(data), monkeypatch, tmp_path / "ray", engine="ray", no_embed=True)
+    assert err.value.message == "kingfisher could not be run (No such file or directory)"  # fails closed
+    assert Memory.resolve(None).chunks.count() == 0 and not (tmp_path / "ray" / "state.json").exists()
+
+
 def test_without_ray_the_engine_says_how_to_install_it(tmp_path, funes_home):
     data = _dataset(tmp_path / "traces", [_shard(0)])
     code = "import sys; sys.modules['ray'] = None; from funes.cli import main; sys.exit(main())"
@@ -175,3 +188,11 @@ def test_embed_steps_carry_contiguous_rows_as_bounds_and_any_others_packed():
     for rows in (run, scattered, np.concatenate([scattered, run])):
         assert [r for s in steps(rows, 1024) for r in step_rows(s["lo"], s["hi"], s["rows"])] == rows.tolist()
     assert steps(run, 1024)[0] == {"lo": 7, "hi": 1031, "rows": b""}  # no per-row list on the driver
+
+
+def test_cluster_options_without_the_ray_engine_are_refused_in_one_line(tmp_path, capsys):
+    from funes.cli import main
+
+    data = _dataset(tmp_path / "traces", [_shard(0)])
+    assert main(["index", str(data), "--num-cpus", "4"]) == 2
+    assert capsys.readouterr().err == "funes: --address and --num-cpus need --engine ray\n"

@@ -74,12 +74,7 @@ def index(opts: Options, progress=lambda msg, transient=False: None) -> IndexRep
         raise UsageError(f"--limit must be at least 1 (got {opts.limit})")
     if opts.harness is not None and not opts.harness.strip():
         raise UsageError("--harness needs a value (claude, codex, pi or hermes)")
-    if opts.engine == "ray":
-        from funes.scale import rayjob
-
-        rayjob.require()  # before any source is read: a missing extra is the one thing to say
-    elif opts.engine != "local":
-        raise UsageError(f"unknown engine {opts.engine!r}", "--engine local (the default) or --engine ray")
+    _check_engine(opts)
     sources, budgeted = pick_sources(opts)
     report = IndexReport(sources=[s.describe() for s in sources])
     report.sample = bool(sources) and all(paths.samples_dir() in Path(s.root).parents for s in sources)
@@ -117,6 +112,19 @@ def index(opts: Options, progress=lambda msg, transient=False: None) -> IndexRep
         _refresh(mem, progress, report)
     report.elapsed = time.monotonic() - started
     return report
+
+
+def _check_engine(opts: Options) -> None:
+    if opts.engine == "ray":
+        from funes.scale import rayjob
+
+        rayjob.require()  # before any source is read: a missing extra is the one thing to say
+    elif opts.engine != "local":
+        raise UsageError(f"unknown engine {opts.engine!r}", "--engine local (the default) or --engine ray")
+    elif opts.address is not None or opts.num_cpus is not None:
+        raise UsageError("--address and --num-cpus need --engine ray")
+    if opts.num_cpus is not None and opts.num_cpus < 1:
+        raise UsageError(f"--num-cpus must be at least 1 (got {opts.num_cpus})")
 
 
 def _vectors_repair(fixed: dict) -> str:

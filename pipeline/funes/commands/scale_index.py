@@ -75,7 +75,6 @@ def _commit(mem: Memory, job, results: list[dict], report: IndexReport, state: d
         owner.update(dict.fromkeys(sessions, r["unit"]))
         frags.extend(r["fragments"])
         _tally(report, r)
-    start = time.monotonic()
     mem.chunks.commit_fragments(frags, since)
     from funes.memory import fragments
 
@@ -84,7 +83,6 @@ def _commit(mem: Memory, job, results: list[dict], report: IndexReport, state: d
     for _src, unit in (job.units[r["unit"]] for r in results if r["failed"] is None):
         if unit.signature is not None and (_src, unit) not in deferred:
             state[unit.key] = {"sig": unit.signature, "level": vocab.TIERS[-1]}
-    report.tier_done[vocab.TIERS[-1]] = time.monotonic() - start
     return deferred
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from funes.errors import SourceError, UsageError
+from funes.errors import FunesError, SourceError, UsageError
 
 # workers read these at call time (models, HF cache and endpoint, funes settings): a cluster
 # started elsewhere has its own environment, so the driver's is sent with the tasks
@@ -97,10 +97,29 @@ def prepare(job: Job, progress) -> list[dict]:
         runtime_env=_runtime_env(),
     )
     results = []
-    for row in ds.iter_rows():
-        results.append({"unit": row["unit"], "fragments": list(row["fragments"]), **json.loads(row["stats"])})
-        progress(f"prepared {len(results)}/{len(job.units)} shards on Ray", True)
+    with _task_errors():
+        for row in ds.iter_rows():
+            results.append({"unit": row["unit"], "fragments": list(row["fragments"]), **json.loads(row["stats"])})
+            progress(f"prepared {len(results)}/{len(job.units)} shards on Ray", True)
     return sorted(results, key=lambda r: r["unit"])
+
+
+@contextmanager
+def _task_errors() -> Iterator[None]:
+    """A task's own error, in one line: a FunesError as itself (the scanner fails closed), any
+    other as what it was; never Ray's remote traceback. Nothing was committed yet."""
+    from ray.exceptions import RayError, RayTaskError
+
+    try:
+        yield
+    except RayTaskError as e:
+        cause = e.cause if isinstance(e.cause, BaseException) else e
+        if isinstance(cause, FunesError):
+            raise cause from None
+        first = str(cause).strip().splitlines()
+        raise FunesError(f"a Ray task failed: {type(cause).__name__}: {first[-1] if first else ''}") from None
+    except RayError as e:
+        raise FunesError(f"the Ray job failed: {type(e).__name__}", "nothing was committed; run it again") from None
 
 
 def _prepare(batch: pa.Table, job: Job) -> pa.Table:
@@ -209,10 +228,11 @@ def embed(job: Job, rows, version: int, resources: dict, progress) -> tuple[list
     )
     frags: list[str] = []
     dim, model_id, done = 0, "", 0
-    for row in ds.iter_rows():
-        frags.extend(row["fragments"])
-        dim, model_id, done = int(row["dim"]), row["model_id"], done + int(row["rows"])
-        progress(f"embedded {done}/{len(rows)} chunks on Ray", True)
+    with _task_errors():
+        for row in ds.iter_rows():
+            frags.extend(row["fragments"])
+            dim, model_id, done = int(row["dim"]), row["model_id"], done + int(row["rows"])
+            progress(f"embedded {done}/{len(rows)} chunks on Ray", True)
     return frags, dim, model_id
 
 
