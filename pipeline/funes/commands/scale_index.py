@@ -59,6 +59,9 @@ def run(opts, mem: Memory, sources, report: IndexReport, progress) -> None:
 
 def _commit(mem: Memory, job, results: list[dict], report: IndexReport, state: dict, since: float) -> list:
     """Tally every unit, commit the fragments of all but the deferred ones; returns the deferred."""
+    errors = [r["error"] for r in results if r["error"]]
+    if errors:  # e.g. the scanner could not run: nothing is committed, as on one machine
+        raise FunesError(*errors[0])
     frags: list[str] = []
     deferred: list = []
     owner: dict[str, int] = {}

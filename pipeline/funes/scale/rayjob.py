@@ -113,7 +113,7 @@ def _task_errors() -> Iterator[None]:
     try:
         yield
     except RayTaskError as e:
-        cause = e.cause if isinstance(e.cause, BaseException) else e
+        cause = _root(e)
         if isinstance(cause, FunesError):
             raise cause from None
         first = str(cause).strip().splitlines()
@@ -131,7 +131,8 @@ def _prepare(batch: pa.Table, job: Job) -> pa.Table:
     out: dict[str, list] = {"unit": [], "fragments": [], "stats": []}
     for i in batch["unit"].to_pylist():
         src, unit = job.units[i]
-        stats: dict[str, Any] = {"failed": None, "skipped": {}, "tally": None, "redacted": {}, "chunks": {}}
+        stats: dict[str, Any] = {"failed": None, "error": None, "skipped": {}, "tally": None, "redacted": {}}
+        stats["chunks"] = {}
         frags: list[str] = []
         try:
             parsed = src.read(unit)
@@ -140,7 +141,14 @@ def _prepare(batch: pa.Table, job: Job) -> pa.Table:
         else:
             stats["skipped"], stats["tally"] = dict(parsed.skipped), tally_of(parsed.frame)
             blocks = unit_blocks(parsed.frame, unit, job.tiers, job.include_thinking)
-            chunks, removed = run.chunk_blocks(blocks, redact_texts)
+            try:
+                chunks, removed = run.chunk_blocks(blocks, redact_texts)
+            except FunesError as e:  # the scanner fails closed; Ray would keep only its text
+                stats["error"] = [e.message, e.hint]
+                out["unit"].append(i)
+                out["fragments"].append([])
+                out["stats"].append(json.dumps(stats))
+                continue
             stats["redacted"] = dict(removed)
             new = _new_rows(chunks, fragments.known_ids(job.chunks_path, job.version, _sessions(chunks)))
             stats["chunks"] = _count(new["harness"].to_pylist())
@@ -200,6 +208,20 @@ def step_rows(lo: int, hi: int, packed: bytes) -> list[int]:
     import numpy as np
 
     return list(range(lo, hi)) if not packed else np.frombuffer(packed, dtype=np.int64).tolist()
+
+
+def _root(e: BaseException) -> BaseException:
+    """The first FunesError in the chain Ray wraps a task's error in (RayTaskError, then Ray
+    Data's UserCodeException), else the innermost error."""
+    seen: list[BaseException] = []
+    cur: BaseException | None = e
+    while cur is not None and cur not in seen:
+        if isinstance(cur, FunesError):
+            return cur
+        seen.append(cur)
+        inner = getattr(cur, "cause", None)
+        cur = inner if isinstance(inner, BaseException) else (cur.__cause__ or cur.__context__)
+    return seen[-1]
 
 
 def embed(job: Job, rows, version: int, resources: dict, progress) -> tuple[list[str], int, str]:
