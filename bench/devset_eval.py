@@ -7,7 +7,7 @@ embedding goes through a text -> vector cache on disk (bench/devset_cache.py, de
 bench/out/devset/vectors.npz), so the corpus is embedded once and later runs only parse, chunk,
 store and build indexes. `--seed-cache HOME` fills the cache from a memory that is already embedded.
 
-Every question is asked three ways, all through the real Retriever with `funes recall`'s defaults:
+Every question is asked three ways (plus one hybrid per `--fusions` spec, e.g. `hybrid rrf`), all through the real Retriever with `funes recall`'s defaults:
 hybrid is `funes.commands.recall.recall(q, k=8)` itself; BM25-only and vectors-only are the same
 validated request (`funes.commands.recall.request` with recall's defaults) run by the same cached
 Retriever with `legs` narrowed to one (`RecallRequest.legs`). A hit counts when it comes from the
@@ -47,6 +47,8 @@ CACHE = HERE / "out" / "devset" / "vectors.npz"
 OUT = HERE / "out" / "devset_eval.json"
 CONFIGS = ("bm25", "vector", "hybrid")
 BEST = "better leg per question"
+SCAFFOLD = "bm25 w/o framing words"  # `--scaffold`: the lexical leg through tokenize.lexical_terms
+ALL_COPIES = "hybrid, all copies"  # `--all-copies`: distinct passages off (retrieval/distinct.py)
 K, DEEP = 8, 50
 METRICS = ("hit@1", "hit@3", "hit@8", "mrr", "miss@50")
 
@@ -82,6 +84,12 @@ class Asker:
         if config == "hybrid":  # exactly what `funes recall -k K` runs
             return rc.recall(question, k=k).hits
         req = rc.request(question, k, *self._defaults, None, None)
+        if config == ALL_COPIES:  # the shipped hybrid without dropping repeated evidence
+            return cached(self.memory).run(dataclasses.replace(req, distinct=False)).hits
+        if config == SCAFFOLD:  # BM25 alone, without the question's framing words
+            return cached(self.memory).run(dataclasses.replace(req, legs=("bm25",), scaffold=False)).hits
+        if config.startswith("hybrid "):  # `hybrid SPEC`: both legs under another fusion
+            return cached(self.memory).run(dataclasses.replace(req, fusion=config.split(" ", 1)[1])).hits
         return cached(self.memory).run(dataclasses.replace(req, legs=(config,))).hits
 
     def rank(self, config: str, q, k: int, oracle: bool = False) -> int | None:
@@ -91,10 +99,10 @@ class Asker:
         return None
 
 
-def grade(questions, asker: Asker, oracle: bool = False) -> dict[str, dict[str, dict]]:
+def grade(questions, asker: Asker, oracle: bool = False, configs=CONFIGS) -> dict[str, dict[str, dict]]:
     """config -> question id -> {rank (k=8), deep (rank within k=50)}; oracle asks the evidence itself."""
     out: dict[str, dict[str, dict]] = {}
-    for config in CONFIGS:
+    for config in configs:
         t0 = time.perf_counter()
         out[config] = {
             q.id: {"rank": asker.rank(config, q, K, oracle), "deep": asker.rank(config, q, DEEP, oracle)}
@@ -146,7 +154,7 @@ def best_leg(graded) -> dict[str, dict]:
     }
 
 
-def table(questions, graded) -> tuple[str, dict]:
+def table(questions, graded, configs=CONFIGS) -> tuple[str, dict]:
     lines = [
         "| slice | n | config | hit@1 | hit@3 | hit@8 | MRR | not in top 50 |",
         "|---|---|---|---|---|---|---|---|",
@@ -154,10 +162,10 @@ def table(questions, graded) -> tuple[str, dict]:
     summary: dict[str, dict] = {}
     graded = {**graded, BEST: best_leg(graded)}
     for name, ids in groups(questions).items():
-        for config in (*CONFIGS, BEST):
+        for config in (*configs, BEST):
             m = metrics([graded[config][i] for i in ids])
             summary.setdefault(name, {})[config] = m
-            label = (name, str(m["n"])) if config == CONFIGS[0] else ("", "")
+            label = (name, str(m["n"])) if config == configs[0] else ("", "")
             cells = [*label, config, *(f"{m[x]:.1f}" for x in METRICS)]
             lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines), summary
@@ -171,7 +179,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed-cache", type=Path, metavar="HOME", help="fill the cache from HOME/memory first")
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--oracle", action="store_true", help="ask each evidence snippet itself (a check of the grader)")
+    ap.add_argument("--fusions", help="comma list of fusion specs, one more hybrid config each (e.g. rrf,convex:0.7)")
+    ap.add_argument("--scaffold", action="store_true", help="also run BM25 without the questions' framing words")
+    ap.add_argument("--all-copies", action="store_true", help="also run hybrid with distinct passages off")
     args = ap.parse_args(argv)
+    configs = (*CONFIGS, *(f"hybrid {f}" for f in args.fusions.split(","))) if args.fusions else CONFIGS
+    configs = (*configs, ALL_COPIES) if args.all_copies else configs
+    configs = (*configs, SCAFFOLD) if args.scaffold else configs
     if not args.corpus.is_dir():
         print(f"devset: no corpus at {args.corpus}", file=sys.stderr)
         return 2
@@ -188,8 +202,8 @@ def main(argv: list[str] | None = None) -> int:
         stats = index_corpus(args.corpus)
         memo.save()
         print(f"indexed {stats}; embedder {memo.describe()}", file=sys.stderr)
-        graded = grade(questions, Asker(), args.oracle)
-    text, summary = table(questions, graded)
+        graded = grade(questions, Asker(), args.oracle, configs)
+    text, summary = table(questions, graded, configs)
     print(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     report = {

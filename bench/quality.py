@@ -13,6 +13,11 @@ haystack costs no embedding after the per-question ones. Nothing is written outs
     python bench/quality.py            # default sample, sized for <= 15 min on 2 CPU cores
     python bench/quality.py --full     # every LongMemEval-S question in s_subset/, pooled over all
     python bench/quality.py --quick    # smoke run (minutes)
+    python bench/quality.py --fusions rrf,convex:0.7 --cache bench/out/quality/vectors.npz
+                                       # one hybrid per fusion; vectors kept on disk between runs
+
+Every aggregate is also given for two fixed halves of each suite's questions (`half A` / `half B`,
+by crc32 of the question id): fusion parameters are chosen on half A and reported on half B.
 
 Results: a table on stdout and the same in bench/out/quality.json. Nothing is cached across runs.
 Metric definitions: see quality_score.py.
@@ -27,6 +32,7 @@ import platform
 import sys
 import tempfile
 import time
+import zlib
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -142,8 +148,10 @@ def summarize(name: str, rows: dict, timing: dict, index_stats: list, elapsed: f
     for cfg_name, qrows in rows.items():
         clean = [{k: v for k, v in r.items() if not k.startswith("_")} for r in qrows]
         cats = sorted({r["_category"] for r in qrows})
+        halves = [half(r["_qid"]) for r in qrows]
         out["configs"][cfg_name] = {
             "all": aggregate(clean),
+            "halves": {h: aggregate([x for x, y in zip(clean, halves) if y == h]) for h in ("A", "B")},
             "by_category": {c: aggregate([x for x, r in zip(clean, qrows) if r["_category"] == c]) for c in cats},
             "recall_ms_per_q": round(1000 * timing[cfg_name] / max(len(qrows), 1), 1),
             "misses_at_10": [r["_qid"] for r in qrows if r["hit@10"] == 0.0][:50],
@@ -152,6 +160,11 @@ def summarize(name: str, rows: dict, timing: dict, index_stats: list, elapsed: f
         }
     out["hit1_flips_vs_hybrid"] = _flips(rows)
     return out
+
+
+def half(qid) -> str:
+    """The fixed half a question belongs to: parameters are chosen on A and reported on B."""
+    return "AB"[zlib.crc32(str(qid).encode()) & 1]
 
 
 def _flips(rows: dict) -> dict:
@@ -222,6 +235,19 @@ def render(results: dict) -> str:
     return "\n".join(lines)
 
 
+def render_halves(results: dict) -> str:
+    """hit@1 / hit@5 / MRR per config on each fixed half (parameters chosen on A, reported on B)."""
+    lines = ["\nhalves: hit@1 / hit@5 / MRR on half A | half B (n A / n B)"]
+    for suite in results["suites"]:
+        for name, r in suite["configs"].items():
+            a, b = r["halves"]["A"], r["halves"]["B"]
+            cell = " | ".join(
+                f"{h.get('hit@1', 0):5.1f} {h.get('hit@5', 0):5.1f} {h.get('mrr', 0):5.1f}" for h in (a, b)
+            )
+            lines.append(f"  {suite['suite']:<14} {name:<22} {cell}  ({a['n']}/{b['n']})")
+    return "\n".join(lines)
+
+
 def render_categories(results: dict, config: str) -> str:
     lines = [f"\nper category ({config}): hit@1 / hit@5 / hit@10 / turn_r@10 (n)"]
     for suite in results["suites"]:
@@ -288,6 +314,8 @@ def main(argv=None) -> int:
     p.add_argument("--oracle-per-type", type=int, default=10, help="oracle questions per type in the pool (default 10)")
     p.add_argument("--only", help="comma list of suites: locomo,lme-oracle,lme-s,lme-s-pooled")
     p.add_argument("--k", type=int, default=recall.DEFAULT_K, help="chunks asked per recall")
+    p.add_argument("--fusions", help="comma list of fusion specs, one hybrid config each (e.g. rrf,convex:0.7)")
+    p.add_argument("--cache", help="text -> vector cache file kept between runs (bench/devset_cache.py)")
     p.add_argument("--locomo-convs", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--out", default=str(HERE / "out" / "quality.json"))
     args = p.parse_args(argv)
@@ -298,8 +326,13 @@ def main(argv=None) -> int:
         print(msg, file=sys.stderr, flush=True)
 
     started = time.monotonic()
-    memo = recall.memoize_embedder()
-    configs, missing = recall.configs()
+    if args.cache:
+        import devset_cache
+
+        memo = devset_cache.install(Path(args.cache))
+    else:
+        memo = recall.memoize_embedder()
+    configs, missing = recall.configs(args.fusions.split(",") if args.fusions else None)
     results = {
         "command": "python bench/quality.py " + " ".join(argv if argv is not None else sys.argv[1:]),
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -314,19 +347,27 @@ def main(argv=None) -> int:
         for name, haystacks in suites(args):
             log(f"{name}: {len(haystacks)} haystack(s), {sum(len(h.questions) for h in haystacks)} questions")
             results["suites"].append(run_suite(name, haystacks, configs, args.k, log))
+            log(
+                render({**results, "suites": results["suites"][-1:]})
+                + render_halves({"suites": results["suites"][-1:]})
+            )
     finally:
         if saved is None:
             os.environ.pop("FUNES_HOME", None)
         else:
             os.environ["FUNES_HOME"] = saved
+        if args.cache:
+            memo.save()
     results["elapsed_s"] = round(time.monotonic() - started, 1)
     results["embedder"] = memo.describe()
-    text = render(results) + render_categories(results, recall.HEADLINE) + render_short(results)
+    text = (
+        render(results) + render_halves(results) + render_categories(results, recall.HEADLINE) + render_short(results)
+    )
     print(text)
     e = results["embedder"]
     print(
-        f"\nembedder {e['model_id']} ({e['backend']}): {e['embedded']} texts embedded in {e['embed_s']}s, "
-        f"{e['reused']} reused from earlier haystacks of this run"
+        f"\nembedder {e['model_id']} ({e['backend']}): {e.get('embedded', e.get('embedded_now'))} texts embedded "
+        f"in {e['embed_s']}s, {e['reused']} reused"
     )
     print(f"total {results['elapsed_s']}s at commit {results['commit']}, {results['date']}")
     out = Path(args.out)

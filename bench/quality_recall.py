@@ -25,6 +25,9 @@ class Config:
     rerank: bool = False
     half_life: float = 0.0  # days; 0 = recency off
     floor: float = 0.0  # recency floor (funes default 0.9; the original had 0)
+    fusion: str | None = None  # a funes.retrieval.hybrid.parse spec; None = the shipped default
+    scaffold: bool = True  # False: BM25 drops the question's framing words (tokenize.SCAFFOLD)
+    distinct: bool = True  # False: keep copies of one passage (retrieval/distinct.py off)
 
     def describe(self) -> dict:
         return {
@@ -33,6 +36,9 @@ class Config:
             "rerank": self.rerank,
             "half_life_days": self.half_life,
             "recency_floor": self.floor,
+            "fusion": self.fusion,
+            "scaffold": self.scaffold,
+            "distinct": self.distinct,
         }
 
 
@@ -40,6 +46,13 @@ BASE = [
     Config("bm25", legs=("bm25",)),
     Config("vector", legs=("vector",)),
     Config("hybrid"),
+]
+# the fusions compared side by side (`--fusions`); each is chosen on one half and reported on the other
+FUSIONS = ["rrf", "wrrf:0.6", "wrrf:0.7", "wrrf:0.8", "convex:0.5", "convex:0.6", "convex:0.7", "convex:0.8"]
+ABLATIONS = [  # each change switched alone, side by side with the shipped hybrid
+    Config("bm25 w/o framing words", legs=("bm25",), scaffold=False),
+    Config("hybrid w/o framing words", scaffold=False),
+    Config("hybrid, all copies", distinct=False),
 ]
 RERANK = Config("hybrid+rerank", rerank=True)
 RECENCY = [
@@ -58,8 +71,8 @@ def reranker_available() -> bool:
         return False
 
 
-def configs() -> tuple[list[Config], list[dict]]:
-    """(configs to run, placeholders for those that cannot run here)."""
+def configs(fusions: list[str] | None = None) -> tuple[list[Config], list[dict]]:
+    """(configs to run, placeholders for those that cannot run here); `fusions` adds one hybrid per spec."""
     from funes.retrieval import rerank
 
     recency = RECENCY
@@ -68,9 +81,10 @@ def configs() -> tuple[list[Config], list[dict]]:
             *RECENCY,
             Config(f"hybrid+rec30d f{rerank.RECENCY_FLOOR}", half_life=30.0, floor=rerank.RECENCY_FLOOR),
         ]
+    base = [*BASE, *(Config(f"hybrid {f}", fusion=f) for f in fusions or []), *ABLATIONS]
     if reranker_available():
-        return [*BASE, RERANK, *recency], []
-    return [*BASE, *recency], [{"name": RERANK.name, "na": NO_RERANKER}]
+        return [*base, RERANK, *recency], []
+    return [*base, *recency], [{"name": RERANK.name, "na": NO_RERANKER}]
 
 
 class Searcher:
@@ -100,6 +114,9 @@ class Searcher:
             recency_floor=cfg.floor,
             neighbors=0,
             legs=cfg.legs,
+            **({"fusion": cfg.fusion} if cfg.fusion else {}),
+            scaffold=cfg.scaffold,
+            distinct=cfg.distinct,
             now=now.timestamp() if now is not None else None,
         )
         return [(h.session_id, h.seq, len(h.text), len(h.ranks)) for h in res.hits]

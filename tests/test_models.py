@@ -196,3 +196,24 @@ def test_missing_models_name_the_fix(env, tmp_path):
     env.setenv("FUNES_EMBED_MODEL", str(tmp_path / "nowhere"))
     with pytest.raises(FunesError, match="does not exist"):
         models.load_embedder()
+
+
+def test_an_e5_style_model_from_the_hf_cache_gets_its_query_and_passage_prefixes(env, tiny_emb, tmp_path):
+    plain = models.load_embedder(str(tiny_emb))  # a folder named "emb": symmetric, no prefixes
+    assert (plain.query_prefix, plain.passage_prefix) == ("", "")
+    # by family name (older e5 snapshots declare nothing), through the real HF-cache loading path
+    lay_out_hf_cache(tmp_path / "hub", "funes-test/multilingual-e5-tiny", tiny_emb)
+    env.setenv("FUNES_EMBED_MODEL", "funes-test/multilingual-e5-tiny")
+    e5 = models.load_embedder()
+    assert (e5.query_prefix, e5.passage_prefix) == ("query: ", "passage: ")
+    assert np.allclose(e5.encode_query("why did the parser fail"), plain.encode(["query: why did the parser fail"])[0])
+    assert np.allclose(e5.encode(["the parser failed"]), plain.encode(["passage: the parser failed"]), atol=1e-6)
+    assert not np.allclose(e5.encode_query("the parser failed"), e5.encode(["the parser failed"])[0])
+    # declared by the model itself
+    declared = tmp_path / "declared"
+    shutil.copytree(tiny_emb, declared)
+    (declared / "config_sentence_transformers.json").write_text(
+        json.dumps({"prompts": {"query": "Q> ", "document": "D> "}})
+    )
+    own = models.load_embedder(str(declared))
+    assert (own.query_prefix, own.passage_prefix) == ("Q> ", "D> ")

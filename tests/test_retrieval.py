@@ -153,7 +153,7 @@ def test_the_recall_command_validates_and_spells_facets(funes_home):
 def test_reranker_orders_the_pool_and_recency_breaks_near_ties(funes_home):
     old, new = "2025-01-01T00:00:00Z", "2026-06-01T00:00:00Z"
     rows = [
-        {"session_id": "s", "turn_uuid": "t0", "seq": 0, "text": "kafka consumer lag fix", "ts": old},
+        {"session_id": "s", "turn_uuid": "t0", "seq": 0, "text": "kafka consumer lag fix (old)", "ts": old},
         {"session_id": "s", "turn_uuid": "t1", "seq": 1, "text": "kafka consumer", "ts": new},
         {"session_id": "s", "turn_uuid": "t2", "seq": 2, "text": "kafka consumer lag fix", "ts": new},
     ]

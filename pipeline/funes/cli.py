@@ -304,6 +304,9 @@ def main(argv: list[str] | None = None) -> int:
     except FunesError as e:
         return _refuse(e.message, e.hint, e.exit_code)
     except KeyboardInterrupt:
+        from funes.scan import scratch
+
+        scratch.remove_own()
         print("funes: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:

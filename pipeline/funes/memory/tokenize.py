@@ -139,6 +139,64 @@ def query_terms(text: str) -> list[str]:
     return list(dict.fromkeys(tokenize(text)))
 
 
+# Words a recall question is framed with ("when did we first …", "what turned out to be the real
+# reason …", "how did we end up …", "what did the assistant say about …") that say how the question
+# is asked, not what it is about; in a transcript they are everywhere, so they only add noise.
+# Query-side only: stored text is indexed in full, and a query made only of them keeps them.
+SCAFFOLD = frozenset(
+    [
+        "first",
+        "ever",
+        "end",
+        "ended",
+        "turn",
+        "turned",
+        "exactly",
+        "actually",
+        "really",
+        "suddenly",
+        "originally",
+        "initially",
+        "finally",
+        "eventually",
+        "reason",
+        "real",
+        "decide",
+        "decided",
+        "happen",
+        "happened",
+        "conversation",
+        "assistant",
+        "mention",
+        "mentioned",
+        "talk",
+        "talked",
+        "discuss",
+        "discussed",
+        "say",
+        "said",
+        "tell",
+        "told",
+        "ask",
+        "asked",
+        "kept",
+        "keep",
+    ]
+)
+
+
+def lexical_terms(text: str) -> list[str]:
+    """The query terms the lexical leg scores: query_terms without the question's scaffolding."""
+    terms = query_terms(text)
+    content = [t for t in terms if t not in _scaffold_terms()]
+    return content or terms
+
+
+@lru_cache(maxsize=1)
+def _scaffold_terms() -> frozenset[str]:
+    return frozenset(t for w in SCAFFOLD for t in _expand(w))
+
+
 @lru_cache(maxsize=1 << 18)
 def _expand(raw: str) -> tuple[str, ...]:
     if _CJK.search(raw):

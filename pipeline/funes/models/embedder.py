@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from funes.models import backend as backends
-from funes.models import locate, weights
+from funes.models import locate, prompts, weights
 
 if TYPE_CHECKING:
     import numpy as np
@@ -25,17 +25,22 @@ class Embedder:
     load_seconds: float
     note: str = ""  # why the backend is not the one asked for ("" when it is)
     _encode: Callable[[list[str], int], np.ndarray] = field(default=backends.unloaded, repr=False)
+    query_prefix: str = ""  # models/prompts.py: what an asymmetric model expects before a query
+    passage_prefix: str = ""  # ... and before a stored text (chunks are stored without it)
 
     def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
-        """float32 (n, dim), L2-normalised, in input order."""
+        """Passages: float32 (n, dim), L2-normalised, in input order."""
+        return self._run([self.passage_prefix + t for t in texts] if self.passage_prefix else list(texts), batch_size)
+
+    def encode_query(self, text: str) -> np.ndarray:
+        return self._run([self.query_prefix + text], 1)[0]
+
+    def _run(self, texts: list[str], batch_size: int) -> np.ndarray:
         import numpy as np
 
         if len(texts) == 0:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return np.ascontiguousarray(self._encode(list(texts), batch_size), dtype=np.float32)
-
-    def encode_query(self, text: str) -> np.ndarray:
-        return self.encode([text])[0]
+        return np.ascontiguousarray(self._encode(texts, batch_size), dtype=np.float32)
 
 
 _LOADED: dict[tuple[str, str], Embedder] = {}
@@ -58,13 +63,16 @@ def _load(model_id: str, want: str) -> Embedder:
     else:
         sha = weights.file_sha256(weights.weights_file(folder))
     choice = backends.choose("embed", folder, sha, want, model_id)
+    emb = None
     if choice.onnx_file is not None:
         try:
-            return _onnx(model_id, folder, choice, start)
+            emb = _onnx(model_id, folder, choice, start)
         except Exception as exc:  # a broken runtime must not stop indexing: torch still works
             backends.log.warning("ONNX Runtime failed for %s, using torch: %s", model_id, exc)
             choice = backends.Choice("torch", None, None, f"ONNX Runtime failed ({exc})")
-    return _torch(model_id, folder, choice.note, start)
+    emb = emb or _torch(model_id, folder, choice.note, start)
+    emb.query_prefix, emb.passage_prefix = prompts.prompts(folder, model_id)
+    return emb
 
 
 def _onnx(model_id: str, folder: Path, choice: backends.Choice, start: float) -> Embedder:

@@ -10,6 +10,7 @@ memory it came from, so its `→ get` line reopens the turn there.
 from __future__ import annotations
 
 from funes.results import Hit, RecallResult
+from funes.retrieval.distinct import text_key
 
 
 def merge(results: list[RecallResult], k: int) -> RecallResult:
@@ -20,11 +21,14 @@ def merge(results: list[RecallResult], k: int) -> RecallResult:
             ranked.append((-hit.score, m, rank, hit))
     ranked.sort(key=lambda t: t[:3])
     seen: set[str] = set()
+    texts: set[str] = set()  # distinct passages across memories too (retrieval/distinct.py)
     hits: list[Hit] = []
     for *_, hit in ranked:
-        if hit.id in seen:
+        text = text_key(hit.text)
+        if hit.id in seen or text in texts:
             continue
         seen.add(hit.id)
+        texts.add(text)
         hits.append(hit)
     notes = [r.note for r in results if r.note]
     rerankers = {r.reranker for r in results if r.reranker}

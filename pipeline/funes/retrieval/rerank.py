@@ -1,7 +1,7 @@
 """Final scores: cross-encoder relevance of the fused pool (or fused order without one), times recency.
 
 Relevance is `sigmoid(logit)` of the cross-encoder on (query, passage) with the passage cut to
-RERANK_CHARS; without a reranker it is the fused RRF score normalised to [0, 1].
+RERANK_CHARS; without a reranker it is the fused score on [0, 1] (retrieval/hybrid.py).
 
 Recency is a gentle multiplier, not a sort key: `floor + (1 - floor) * 0.5 ** (age_days / half_life)`.
 The original used floor 0 with a 30-day half-life, so a right answer from three months ago lost

@@ -1,7 +1,7 @@
 """Retriever: one warm object (memory-mapped indexes of one memory) that answers many recalls and gets.
 
 The recall pipeline (upstream-spec 5.2, with the changes of ARCHITECTURE.md 7):
-query -> [embed -> faiss] ∥ [tokenise -> BM25] -> RRF (k=60) -> fetch the pool's rows ->
+query -> [embed -> faiss] ∥ [tokenise -> BM25] -> fusion (`hybrid`, convex by default) -> fetch the pool's rows ->
 cross-encoder (or fused order) x recency -> top k -> neighbours. The vector leg runs only over rows
 that have vectors and is skipped outright when none do (the embedder is then never loaded), so a
 memory answers lexically seconds after its first index, and hybrid as vectors backfill.
@@ -23,12 +23,12 @@ from funes import models, paths
 from funes.errors import FunesError, MemoryIncompatible
 from funes.memory import Memory, indexes
 from funes.memory.remote import RemoteMemory
-from funes.memory.tokenize import query_terms
+from funes.memory.tokenize import lexical_terms, query_terms
 from funes.results import GetResult, Hit, RecallResult
-from funes.retrieval import context, hybrid, rerank
+from funes.retrieval import context, distinct, hybrid, rerank
 
 AUTO = "auto"
-LEGS = ("vector", "bm25")  # the two legs fused by RRF; a benchmark may run one alone
+LEGS = ("vector", "bm25")  # the two legs fused; a benchmark may run one alone
 HIT_COLUMNS = ["id", "text", "session_id", "workdir", "turn_uuid", "ts", "block_type", "seq", "harness", "role"]
 _RETRIEVERS: dict[str, Retriever] = {}
 _LAST_REMOTE: dict[tuple[str, str], Retriever] = {}  # (label, segment folder) -> newest commit's Retriever
@@ -68,6 +68,11 @@ class RecallRequest:
     harness: str | None = None  # a stored facet (vocab.parse_harness)
     now: float | None = None  # epoch seconds recency is measured from (None = now)
     legs: tuple[str, ...] = LEGS
+    fusion: str = hybrid.DEFAULT  # a hybrid.parse spec; benchmarks compare others
+    distinct: bool = True  # drop hits that repeat a better hit's evidence (retrieval/distinct.py)
+    # False: the lexical leg drops the question's framing words (tokenize.SCAFFOLD); measured neutral
+    # to slightly harmful (bench/README.md "Fusion, framing words, distinct passages"), so off by default
+    scaffold: bool = True
 
     @property
     def pool(self) -> int:
@@ -136,9 +141,10 @@ class Retriever:
         if "vector" in req.legs and ix.vector_rows and ix.faiss:
             legs["vector"] = self._vector_leg(ix, req.query, req.pool, allowed, clock)
         if "bm25" in req.legs:
-            legs["bm25"] = ix.lexical(query_terms(req.query), req.pool, allowed)[0]
+            terms = query_terms(req.query) if req.scaffold else lexical_terms(req.query)
+            legs["bm25"] = ix.lexical(terms, req.pool, allowed)
             clock.lap("bm25")
-        fused = hybrid.rrf(legs, req.pool)
+        fused = hybrid.fuse(legs, req.pool, hybrid.parse(req.fusion))
         clock.lap("fusion")
         result.pool = len(fused)
         if not fused:
@@ -149,7 +155,7 @@ class Retriever:
         result.hits = hits
         return result
 
-    def _vector_leg(self, ix, query: str, limit: int, allowed, clock) -> np.ndarray:
+    def _vector_leg(self, ix, query: str, limit: int, allowed, clock) -> tuple[np.ndarray, np.ndarray]:
         emb = self.embedder()
         dim = ix.manifest["vectors"].get("dim")
         if dim and int(dim) != int(emb.dim):
@@ -159,9 +165,9 @@ class Retriever:
             )
         q = emb.encode_query(query)
         clock.lap("embed")
-        rows = ix.vector(q, limit, allowed)[0]
+        found = ix.vector(q, limit, allowed)
         clock.lap("faiss")
-        return rows
+        return found
 
     def _score(self, ix, req: RecallRequest, fused, clock, result: RecallResult) -> list[Hit]:
         """Best k of the pool by relevance x recency; only the rows needed are read from the table."""
@@ -178,12 +184,14 @@ class Retriever:
             rel = np.array([f.normalised for f in fused])
         rec = rerank.recency(np.asarray(ix.facets.ts)[rows], req.half_life, req.recency_floor, req.now)
         score = rel * rec
-        order = sorted(range(len(fused)), key=lambda i: (-score[i], i))[: req.k]  # ties keep fused order
+        order = sorted(range(len(fused)), key=lambda i: (-score[i], i))  # ties keep fused order
         clock.lap("recency")
         if table is None:
-            picked = self.memory.chunks.take(rows[order], HIT_COLUMNS).to_pylist()
-            table = dict(zip(order, picked))
-            clock.lap("fetch")
+            read = lambda batch: self.memory.chunks.take(rows[batch], HIT_COLUMNS).to_pylist()  # noqa: E731
+        else:
+            read = lambda batch: [table[i] for i in batch]  # noqa: E731
+        kept = distinct.pick(order, req.k, read, req.distinct)
+        clock.lap("fetch")
         return [
             Hit(
                 row=fused[i].row,
@@ -191,9 +199,9 @@ class Retriever:
                 relevance=float(rel[i]),
                 recency=float(rec[i]),
                 ranks=dict(fused[i].ranks),
-                **{c: table[i][c] for c in HIT_COLUMNS},
+                **{c: r[c] for c in HIT_COLUMNS},
             )
-            for i in order
+            for i, r in kept
         ]
 
     # ---- get ---------------------------------------------------------------------------------

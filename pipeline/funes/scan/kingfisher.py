@@ -168,6 +168,15 @@ class Job:
         cmd = [path, "scan", "-", "--no-validate", "--no-update-check", "--format", "jsonl", "--quiet", "--no-dedup"]
         self.tmp = scratch.make("kingfisher")
         try:
+            self._start(cmd)
+        except BaseException:  # an interrupt can land between any two steps: leave no child, no spill
+            if getattr(self, "proc", None) is not None:
+                self._stop()
+            scratch.remove(self.tmp)
+            raise
+
+    def _start(self, cmd: list[str]) -> None:
+        try:
             # its own session: a Ctrl-C reaches funes only, which then stops the child itself
             self.proc = subprocess.Popen(
                 cmd,
@@ -178,7 +187,6 @@ class Job:
                 start_new_session=True,
             )
         except OSError as e:
-            scratch.remove(self.tmp)
             raise FunesError(f"kingfisher could not be run ({e.strerror or type(e).__name__})", _HINT) from None
         self.result: tuple[bytes, bytes] | None = None
         self.timed_out = False

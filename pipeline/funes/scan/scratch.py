@@ -78,6 +78,18 @@ def remove(d: Path) -> None:
     shutil.rmtree(d, ignore_errors=True)
 
 
+def remove_own() -> None:
+    """Remove every dir this process made: the error boundary's last word after an interrupt, which
+    may land between a dir's creation and the code that would remove it."""
+    for base in (paths.home() / "tmp", Path(tempfile.gettempdir()) / f"funes-scan-{os.getuid()}"):
+        try:
+            mine = [d for d in base.iterdir() if (m := _NAME.match(d.name)) and int(m.group(1)) == os.getpid()]
+        except OSError:
+            continue
+        for d in mine:
+            remove(d)
+
+
 def _alive(pid: int) -> bool:
     if pid == os.getpid():
         return True
