@@ -38,6 +38,10 @@ class Options:
     auto: bool = False  # no path: sweep every known folder, or the bundled samples when none exists
     interactive: bool = False
     no_embed: bool = False  # store text only (benchmarks of time-to-searchable)
+    engine: str = "local"  # "ray": the same stages on a Ray cluster (commands/scale_index.py)
+    address: str | None = None  # the Ray cluster to join; none: start a local one
+    num_cpus: int | None = None  # CPUs of a local Ray cluster (default: all)
+    progress_bars: bool = False  # Ray Data's own progress bars (on a terminal)
 
 
 def pick_sources(opts: Options) -> tuple[list[Source], bool]:
@@ -71,6 +75,7 @@ def index(opts: Options, progress=lambda msg, transient=False: None) -> IndexRep
         raise UsageError(f"--limit must be at least 1 (got {opts.limit})")
     if opts.harness is not None and not opts.harness.strip():
         raise UsageError("--harness needs a value (claude, codex, pi or hermes)")
+    _check_engine(opts)
     sources, budgeted = pick_sources(opts)
     return index_sources(sources, opts, budgeted, progress)
 
@@ -90,6 +95,14 @@ def index_sources(
         fixed = mem.repair_vectors() if st is State.READY else None
         if fixed:
             report.repairs.append(_vectors_repair(fixed))
+        if opts.engine == "ray":
+            from funes.commands import scale_index
+
+            scale_index.run(opts, mem, sources, report, progress)
+            _refresh(mem, progress, report)
+            report.vectors_pending = len(mem.pending_rows())
+            report.elapsed = time.monotonic() - started
+            return report
         run = _Run(opts, mem, report, progress, started, budgeted and not opts.yes)
 
         def searchable() -> None:
@@ -107,6 +120,19 @@ def index_sources(
         _refresh(mem, progress, report)
     report.elapsed = time.monotonic() - started
     return report
+
+
+def _check_engine(opts: Options) -> None:
+    if opts.engine == "ray":
+        from funes.scale import rayjob
+
+        rayjob.require()  # before any source is read: a missing extra is the one thing to say
+    elif opts.engine != "local":
+        raise UsageError(f"unknown engine {opts.engine!r}", "--engine local (the default) or --engine ray")
+    elif opts.address is not None or opts.num_cpus is not None:
+        raise UsageError("--address and --num-cpus need --engine ray")
+    if opts.num_cpus is not None and opts.num_cpus < 1:
+        raise UsageError(f"--num-cpus must be at least 1 (got {opts.num_cpus})")
 
 
 def _vectors_repair(fixed: dict) -> str:

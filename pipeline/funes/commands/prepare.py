@@ -36,10 +36,7 @@ class UnitInfo:
 
 def read_unit(src, unit, tiers, include_thinking: bool):
     """(the unit's blocks of `tiers` plus `repo`, or None when unreadable; its UnitInfo)."""
-    import pyarrow as pa
-
-    from funes.ingest import stages
-    from funes.traces import repo as repos
+    from funes.ingest.blocks import arrow_blocks
     from funes.traces.frame import as_arrow
 
     info = UnitInfo(unit.key)
@@ -57,9 +54,8 @@ def read_unit(src, unit, tiers, include_thinking: bool):
         info.harness = table["harness"][0].as_py()
         info.sessions = list(dict.fromkeys(sessions))
         info.turns = len(set(zip(sessions, turns)))
-    repo = repos.repo_for_unit(unit) if table.num_rows else ""
-    table = table.append_column("repo", pa.array([repo] * table.num_rows, pa.string()))
-    return stages.select(table, set(tiers), include_thinking=include_thinking), info
+    # the one definition of block rows both engines use (ingest/blocks.py)
+    return arrow_blocks(table, unit, tiers, include_thinking), info
 
 
 def chunk(tables: list):
