@@ -137,7 +137,8 @@ def test_hub_memory_adds_session_start_and_local_drops_it(home):
     assert "SessionStart" in hooks and hooks["SessionEnd"][0]["hooks"][0]["statusMessage"] == "Publishing funes memory"
     assert json.loads((home / ".funes/integrations/codex.json").read_text())["memory"] == "acme/mem"
     cfg = tomllib.loads((home / ".codex/config.toml").read_text())
-    assert cfg["mcp_servers"]["funes"]["args"][-1] == "mcp"  # recall reads the local memory it publishes
+    # recall reads the local memory it publishes and the Hub memory, as one ranking
+    assert cfg["mcp_servers"]["funes"]["args"][-2:] == ["mcp", "local,acme/mem"]
     _add(home, "codex", "hf://datasets/acme/mem")  # the same memory, spelled as a URI: nothing moves
     stop_position = [g["hooks"][0]["command"] for g in hooks["Stop"]]
     _add(home, "codex", "local")

@@ -310,3 +310,39 @@ def test_a_pinned_revision_reads_that_commit_and_its_get_lines_keep_it(remote, m
     mark = len(remote.requests)
     assert get("sess-0000", "sess-0000-t1", memory=pinned).label == pinned
     assert remote.since(mark) == []  # a commit sha needs no head lookup
+
+
+def test_a_hub_bound_mcp_server_recalls_local_and_hub_turns_as_one_ranking(remote):
+    """What `funes add <agent> acme/mem` registers (`funes mcp local,acme/mem`), driven by the SDK's
+    stdio client: this host's unpublished turn and another machine's published ones in one answer."""
+    import asyncio
+    import sys
+
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    from conftest import subprocess_env
+    from mcp_support import text
+
+    rows = _rows(range(3))
+    memory_with(rows, dict(enumerate(unit_vectors(len(rows), dim=384, seed=5))))
+    remote.publish()
+    remote.machine("reader")
+    late = session("late", ["our own redis cache note, not published yet"], ts="2026-06-30T00:00:00.000Z")
+    memory_with(late, {0: unit_vectors(1, dim=384, seed=9)[0]})
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "funes.cli", "mcp", f"local,{remote.repo}", "--backend", "local"],
+        env=subprocess_env(remote.tmp / "reader" / ".funes", **remote.env()),
+        cwd=str(remote.tmp),
+    )
+
+    async def go():
+        async with Client(params) as c:
+            return await c.call_tool("recall", {"query": "redis cache", "k": 20})
+
+    result = asyncio.run(go())
+    assert not result.is_error, text(result)
+    out = text(result)
+    assert "get late late-t0 --memory local\n" in out
+    assert f"--memory {remote.uri}\n" in out

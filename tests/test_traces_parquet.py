@@ -97,3 +97,15 @@ def test_unit_signature_is_size_and_mtime(tmp_path):
     [unit] = parquet.units(path)
     st = path.stat()
     assert (unit.key, unit.signature, unit.harness) == (str(path), f"{st.st_size}:{st.st_mtime_ns}", "parquet")
+
+
+def test_a_folder_of_shards_is_one_dataset_with_a_unit_per_file(tmp_path):
+    table = pa.Table.from_pylist(ROWS, schema=SCHEMA)
+    (tmp_path / "data" / "more").mkdir(parents=True)
+    for name in ("data/train-00001.parquet", "data/more/train-00000.parquet"):
+        write(tmp_path, table, name)
+    [src] = source.resolve(tmp_path / "data")
+    units = src.units()
+    assert isinstance(src, source.ParquetSource)
+    assert [Path(u.key).name for u in units] == ["train-00000.parquet", "train-00001.parquet"]
+    assert src.read(units[0]).frame.height == read(tmp_path / "data" / "train-00001.parquet").frame.height

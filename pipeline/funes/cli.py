@@ -47,6 +47,10 @@ def cmd_index(args) -> int:
         auto=args.auto,
         interactive=sys.stdin.isatty(),
         no_embed=args.no_embed,
+        engine=args.engine,
+        address=args.address,
+        num_cpus=args.num_cpus,
+        progress_bars=sys.stderr.isatty(),
     )
     show = _progress_printer()
     report = index.index(opts, progress=show)
@@ -64,6 +68,9 @@ def cmd_repair(args) -> int:
 
 
 def cmd_recall(args) -> int:
+    from funes.memory.lance import import_for_reading
+
+    import_for_reading()  # first: before anything below imports lance
     from funes import render
     from funes.commands.recall import recall
 
@@ -84,6 +91,9 @@ def cmd_recall(args) -> int:
 
 
 def cmd_get(args) -> int:
+    from funes.memory.lance import import_for_reading
+
+    import_for_reading()
     from funes import render
     from funes.commands.get import get
 
@@ -307,6 +317,16 @@ def _add_index(sub) -> None:
         "--auto", action="store_true", help="sweep every agent folder found (or the bundled samples when there is none)"
     )
     ix.add_argument("--no-embed", action="store_true", help="store text only; vectors are backfilled later")
+    ix.add_argument(
+        "--engine",
+        choices=("local", "ray"),
+        default="local",
+        help="where the stages run: this process (default) or a Ray cluster (pip install 'funes[ray]')",
+    )
+    ix.add_argument(
+        "--address", metavar="ADDR", help="with --engine ray: the cluster to join (default: start one here)"
+    )
+    ix.add_argument("--num-cpus", type=int, metavar="N", help="with --engine ray: CPUs of the local cluster it starts")
     ix.set_defaults(func=cmd_index)
 
 

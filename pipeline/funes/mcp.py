@@ -158,7 +158,7 @@ def answer(name: str, args: dict) -> str:
         return text
     from funes.commands.status import status
 
-    return render.status_text(status(memory))
+    return render.status_text(status(memory.split(",")[0] if memory else None))  # status: the first memory
 
 
 class SharedBackend:
@@ -249,7 +249,9 @@ def start_server_and_wait(sock) -> None:
 def run_stdio(memory: str | None = None, backend: str = "auto") -> None:
     from funes.agents.base import parse_memory
 
-    default = parse_memory(memory).spec if memory else None
+    # one memory, or a list (`local,acme/mem`: a Hub-bound agent reads its local turns and the Hub's)
+    parts = [parse_memory(p).spec or "local" for p in (memory or "").split(",") if p.strip()]
+    default = ",".join(parts) if parts and parts != ["local"] else None
     # auto: start the shared server on demand; shared: use one only if it is already running
     chosen: LocalBackend | SharedBackend = (
         LocalBackend(default) if backend == "local" else SharedBackend(default, spawn=backend == "auto")

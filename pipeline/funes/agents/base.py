@@ -64,8 +64,10 @@ class Plan:
     approve: bool = True  # Hermes: pre-approve the funes hooks in its allowlist (a consent made for the user)
 
     def mcp_argv(self) -> list[str]:
-        # a Hub binding is where the local memory is published to; recall keeps reading the local
-        # memory, which holds everything this host published and more
+        # a Hub binding: this host's turns are local until the session-end publish, other machines'
+        # turns are on the Hub as soon as they publish, so the agent reads both as one ranking
+        if self.binding.kind == "hub":
+            return self.funes + ["mcp", f"local,{self.binding.spec}"]
         path = self.binding.spec if self.binding.kind == "path" else None
         return self.funes + ["mcp"] + ([path] if path else [])
 

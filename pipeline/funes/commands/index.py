@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from funes import paths, vocab
-from funes.errors import SourceError, UsageError
+from funes.commands import prepare
+from funes.errors import UsageError
 from funes.memory import Memory, State, ledger, spec
 from funes.memory.tables import ChunkTable
 from funes.results import IndexReport, Tally
@@ -37,6 +38,10 @@ class Options:
     auto: bool = False  # no path: sweep every known folder, or the bundled samples when none exists
     interactive: bool = False
     no_embed: bool = False  # store text only (benchmarks of time-to-searchable)
+    engine: str = "local"  # "ray": the same stages on a Ray cluster (commands/scale_index.py)
+    address: str | None = None  # the Ray cluster to join; none: start a local one
+    num_cpus: int | None = None  # CPUs of a local Ray cluster (default: all)
+    progress_bars: bool = False  # Ray Data's own progress bars (on a terminal)
 
 
 def pick_sources(opts: Options) -> tuple[list[Source], bool]:
@@ -70,6 +75,7 @@ def index(opts: Options, progress=lambda msg, transient=False: None) -> IndexRep
         raise UsageError(f"--limit must be at least 1 (got {opts.limit})")
     if opts.harness is not None and not opts.harness.strip():
         raise UsageError("--harness needs a value (claude, codex, pi or hermes)")
+    _check_engine(opts)
     sources, budgeted = pick_sources(opts)
     return index_sources(sources, opts, budgeted, progress)
 
@@ -89,6 +95,14 @@ def index_sources(
         fixed = mem.repair_vectors() if st is State.READY else None
         if fixed:
             report.repairs.append(_vectors_repair(fixed))
+        if opts.engine == "ray":
+            from funes.commands import scale_index
+
+            scale_index.run(opts, mem, sources, report, progress)
+            _refresh(mem, progress, report)
+            report.vectors_pending = len(mem.pending_rows())
+            report.elapsed = time.monotonic() - started
+            return report
         run = _Run(opts, mem, report, progress, started, budgeted and not opts.yes)
 
         def searchable() -> None:
@@ -106,6 +120,19 @@ def index_sources(
         _refresh(mem, progress, report)
     report.elapsed = time.monotonic() - started
     return report
+
+
+def _check_engine(opts: Options) -> None:
+    if opts.engine == "ray":
+        from funes.scale import rayjob
+
+        rayjob.require()  # before any source is read: a missing extra is the one thing to say
+    elif opts.engine != "local":
+        raise UsageError(f"unknown engine {opts.engine!r}", "--engine local (the default) or --engine ray")
+    elif opts.address is not None or opts.num_cpus is not None:
+        raise UsageError("--address and --num-cpus need --engine ray")
+    if opts.num_cpus is not None and opts.num_cpus < 1:
+        raise UsageError(f"--num-cpus must be at least 1 (got {opts.num_cpus})")
 
 
 def _vectors_repair(fixed: dict) -> str:
@@ -164,72 +191,99 @@ class _Run:
         self.report.units_current = sum(
             ledger.is_current(self.state, u.key, u.signature, "tool_result") for _, u in units
         )
-        for tiers in passes:
-            target = tiers[-1]
-            owed = [(s, u) for s, u in units if not ledger.is_current(self.state, u.key, u.signature, target)]
-            batch, rows, last = [], 0, time.monotonic()
-            for i, (src, unit) in enumerate(owed, 1):
-                self.progress(f"{target} [{i}/{len(owed)}] {unit.key}", True)
-                blocks = self._read(src, unit, tiers)
-                if blocks is None:
-                    continue
-                batch.append((unit, target, blocks))
-                rows += blocks.num_rows
-                if rows >= self.flush_blocks or time.monotonic() - last > FLUSH_S:
-                    self._flush(batch)
-                    batch, rows, last = [], 0, time.monotonic()
-                    if self.over_budget():
-                        return after_pass()
-            self._flush(batch)
-            if self.report.chunks_added:
-                after_pass()
-            self.report.tier_done[target] = time.monotonic() - self.started
-            if self.over_budget():
-                return
-
-    def _read(self, src, unit, tiers):
-        import pyarrow as pa
-
-        from funes.ingest import stages
-        from funes.traces import repo as repos
-        from funes.traces.frame import as_arrow
-
+        pool = None
         try:
-            parsed = src.read(unit)
-        except SourceError as e:
-            self.report.failed.append((unit.key, str(e)))
-            return None
-        frame = parsed.frame
-        if unit.key not in self.seen:
-            self.seen.add(unit.key)
-            self.report.skipped.update(parsed.skipped)
-            if frame.height:
-                tally = self.report.tallies.setdefault(frame["harness"][0], Tally())
-                tally.sessions.update(frame["session_id"].unique().to_list())
-                tally.turns += frame.select(["session_id", "turn_uuid"]).n_unique()
-        table = as_arrow(frame)
-        repo = repos.repo_for_unit(unit) if frame.height else ""
-        table = table.append_column("repo", pa.array([repo] * table.num_rows, pa.string()))
-        return stages.select(table, set(tiers), include_thinking=not self.opts.no_thinking)
+            for tiers in passes:
+                target = tiers[-1]
+                owed = [(s, u) for s, u in units if not ledger.is_current(self.state, u.key, u.signature, target)]
+                if pool is None and self._poolable(owed) and (n := prepare.workers()) > 1:
+                    pool = prepare.Pool(n)
+                pooled = pool is not None and not pool.broken
+                stopped = self._store_pooled(pool, owed, tiers) if pooled else self._store_serial(owed, tiers)
+                if stopped:
+                    return after_pass()
+                if self.report.chunks_added:
+                    after_pass()
+                self.report.tier_done[target] = time.monotonic() - self.started
+                if self.over_budget():
+                    return
+        finally:
+            if pool is not None:
+                pool.close()
+
+    def _poolable(self, owed) -> bool:
+        # only transcript files travel to workers; hermes databases and Hub shards stay in this process
+        return len(owed) >= prepare.POOL_MIN_UNITS and all(isinstance(s, source.FilesSource) for s, _ in owed)
+
+    def _store_serial(self, owed, tiers) -> bool:
+        """Read, chunk and append owed units here; True when the budget stopped the pass."""
+        target = tiers[-1]
+        batch, rows, last = [], 0, time.monotonic()
+        for i, (src, unit) in enumerate(owed, 1):
+            self.progress(f"{target} [{i}/{len(owed)}] {unit.key}", True)
+            blocks, info = prepare.read_unit(src, unit, tiers, not self.opts.no_thinking)
+            self._note(info)
+            if blocks is None:
+                continue
+            batch.append((unit, target, blocks))
+            rows += blocks.num_rows
+            if rows >= self.flush_blocks or time.monotonic() - last > FLUSH_S:
+                self._flush(batch)
+                batch, rows, last = [], 0, time.monotonic()
+                if self.over_budget():
+                    return True
+        self._flush(batch)
+        return False
+
+    def _store_pooled(self, pool, owed, tiers) -> bool:
+        """The same in worker processes: groups come back in order and are appended as they arrive."""
+        from concurrent.futures.process import BrokenProcessPool
+
+        target, done = tiers[-1], 0
+        try:
+            for group, (chunks, removed, infos, ok) in pool.run(prepare.groups(owed), tiers, not self.opts.no_thinking):
+                for info in infos:
+                    self._note(info)
+                done += len(group)
+                self.progress(f"{target} [{done}/{len(owed)}]", True)
+                self._commit(chunks, removed, [(u, target) for (_, u), read in zip(group, ok) if read])
+                if self.over_budget():
+                    return True
+        except BrokenProcessPool:
+            # a worker died (killed, out of memory): what it was given is read again here
+            pool.broken = True
+            return self._store_serial(owed[done:], tiers)
+        return False
+
+    def _note(self, info) -> None:
+        if info.failure is not None:
+            self.report.failed.append((info.key, info.failure))
+            return
+        if info.key in self.seen:
+            return
+        self.seen.add(info.key)
+        self.report.skipped.update(info.skipped)
+        if info.harness is not None:
+            tally = self.report.tallies.setdefault(info.harness, Tally())
+            tally.sessions.update(info.sessions)
+            tally.turns += info.turns
 
     def _flush(self, batch) -> None:
         if not batch:
             return
-        import pyarrow as pa
+        chunks, removed = prepare.chunk([b for _, _, b in batch])
+        self._commit(chunks, removed, [(unit, target) for unit, target, _ in batch])
 
-        from funes.ingest import run
-        from funes.ingest.redact import redact_texts
-
-        blocks = pa.concat_tables([b for _, _, b in batch]).combine_chunks()
-        chunks, removed = run.chunk_blocks(blocks, redact_texts)
-        self.report.redacted.update(removed)
-        new = self.mem.chunks.append_new(chunks)
-        if new.num_rows:
-            self.report.chunks_added += new.num_rows
-            for h, n in Counter(new["harness"].to_pylist()).items():
-                self.report.tallies.setdefault(h, Tally()).chunks += n
+    def _commit(self, chunks, removed, done) -> None:
+        if chunks is not None:
+            self.report.redacted.update(removed)
+            new = self.mem.chunks.append_new(chunks)
+            if new.num_rows:
+                self.report.chunks_added += new.num_rows
+                for h, n in Counter(new["harness"].to_pylist()).items():
+                    self.report.tallies.setdefault(h, Tally()).chunks += n
         # the ledger moves only after the rows are committed: a kill re-reads, ids dedup
-        for unit, target, _ in batch:
+        for unit, target in done:
             if unit.signature is not None:
                 self.state[unit.key] = {"sig": unit.signature, "level": target}
         # the rows above are fsync'd by the append; the ledger that names them is written after

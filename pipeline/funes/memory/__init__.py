@@ -207,6 +207,11 @@ class Memory:
         self._stamp(int(vectors.shape[1]))
         self.vectors.append(rows, ids, vectors, model_id)
 
+    def prepare_vector_fragments(self, dim: int, model_id: str) -> None:
+        """Stamp the model (as append_vectors does) and ready vectors.lance for fragments written apart."""
+        self._stamp(dim)
+        self.vectors.prepare_fragments(dim, model_id)
+
     def _stamp(self, dim: int) -> None:
         m = self.manifest()
         if m.get("embedding_model"):

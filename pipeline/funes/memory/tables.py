@@ -20,6 +20,7 @@ import numpy as np
 import pyarrow as pa
 
 from funes import schema
+from funes.memory import fragments
 from funes.memory import lance as lt
 
 _FILTER_MAX_SESSIONS = 64  # past this many sessions one id scan of the whole table beats an IN filter
@@ -150,6 +151,20 @@ class ChunkTable(_Table):
         """Append chunk rows as they are; returns the row position of the first one."""
         return self._append(chunks.cast(schema.arrow_schema("chunks")))
 
+    def prepare_fragments(self) -> None:
+        """Ready the table for fragments written apart (memory/fragments.py): a first, empty version."""
+        fragments.ensure(self.path, schema.arrow_schema("chunks"))
+        self.reload()
+
+    def commit_fragments(self, frags: list[str], since: float) -> int:
+        """Commit chunk fragments written apart since `since` in one step; returns the row
+        position of their first row."""
+        if not frags:
+            return self.count()
+        start = fragments.commit(self.path, frags, since)
+        self.reload()
+        return start
+
     def append_new(self, chunks: pa.Table) -> pa.Table:
         """Append the rows whose id is not stored yet (nor repeated within `chunks`); returns those rows.
 
@@ -257,18 +272,33 @@ class VectorTable(_Table):
         return lt.column(ds, "row").to_numpy() if ds is not None else np.empty(0, np.int64)
 
     def append(self, rows: np.ndarray, ids: list[str], vectors: np.ndarray, model_id: str) -> None:
-        dim = int(vectors.shape[1])
+        self._append(vector_rows(rows, ids, vectors, model_id))
+
+    def prepare_fragments(self, dim: int, model_id: str) -> None:
         meta = {"embedding_model": model_id, "dim": str(dim)}
-        flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1))
-        table = pa.table(
-            {
-                "id": pa.array(ids, pa.string()),
-                "row": pa.array(rows, pa.int64()),
-                "vector": pa.FixedSizeListArray.from_arrays(flat, dim),
-            },
-            schema=schema.arrow_schema("vectors", dim=dim, metadata=meta),
-        )
-        self._append(table)
+        fragments.ensure(self.path, schema.arrow_schema("vectors", dim=dim, metadata=meta))
+        self.reload()
+
+    def commit_fragments(self, frags: list[str], since: float) -> None:
+        """Commit vector fragments written apart since `since` in one step."""
+        if frags:
+            fragments.commit(self.path, frags, since)
+            self.reload()
+
+
+def vector_rows(rows: np.ndarray, ids: list[str], vectors: np.ndarray, model_id: str) -> pa.Table:
+    """The rows of vectors.lance for these chunk rows, the model named in the schema metadata."""
+    dim = int(vectors.shape[1])
+    meta = {"embedding_model": model_id, "dim": str(dim)}
+    flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1))
+    return pa.table(
+        {
+            "id": pa.array(ids, pa.string()),
+            "row": pa.array(rows, pa.int64()),
+            "vector": pa.FixedSizeListArray.from_arrays(flat, dim),
+        },
+        schema=schema.arrow_schema("vectors", dim=dim, metadata=meta),
+    )
 
 
 def _short(e: BaseException) -> str:

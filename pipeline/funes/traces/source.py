@@ -100,7 +100,9 @@ class ParquetSource:
         return f"indexing parquet dataset {self.root}"
 
     def units(self, limit: int | None = None) -> list[Unit]:
-        return parquet.units(self.root, limit)
+        # a folder is a dataset of shards, one unit per file (an export split into train-0000x.parquet)
+        files = sorted(self.root.rglob("*.parquet")) if self.root.is_dir() else [self.root]
+        return [u for f in files for u in parquet.units(f, limit)]
 
     def read(self, unit: Unit) -> Parsed:
         return guarded(parquet.read, unit)
@@ -168,7 +170,7 @@ def holds_units(sources: list[Source]) -> bool:
 
 
 def source_for(path: Path, facet: str | None) -> Source:
-    if path.suffix.lower() == ".parquet":
+    if path.suffix.lower() == ".parquet" or (facet is None and _parquet_folder(path)):
         return ParquetSource(path)
     if path.is_file() and (path.name == "state.db" or hermes.is_sqlite(path)):
         return HermesSource(path, db=path)
@@ -189,6 +191,14 @@ def _hermes_dir(path: Path) -> HermesSource:
 
 def _is_hermes_sessions(path: Path) -> bool:
     return path.is_dir() and path.name == "sessions" and path.parent.name == ".hermes"
+
+
+def _parquet_folder(path: Path) -> bool:
+    """A folder of Parquet shards and no transcripts: an agent-traces dataset on disk."""
+    if not path.is_dir() or _known_root(path):
+        return False
+    names = {p.suffix.lower() for p in path.rglob("*") if p.is_file()}
+    return ".parquet" in names and not names & {".jsonl", ".json", ".db"}
 
 
 def _known_root(path: Path) -> str | None:
