@@ -31,7 +31,7 @@ def write_json(path: Path, value: Any, *, sort_keys: bool = False) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    _fsync_dir(path.parent)
+    fsync_path(path.parent)
 
 
 def read_json(path: Path) -> Any | None:
@@ -42,10 +42,11 @@ def read_json(path: Path) -> Any | None:
         return None
 
 
-def _fsync_dir(folder: Path) -> None:
-    # the rename is durable only once the directory entry is; some filesystems refuse O_RDONLY dirs
+def fsync_path(path: Path | str) -> None:
+    """Best-effort fsync of a file or folder (a rename is durable only once its directory entry is;
+    some filesystems refuse to fsync an O_RDONLY directory)."""
     try:
-        fd = os.open(folder, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY)
     except OSError:
         return
     try:

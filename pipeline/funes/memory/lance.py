@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from funes.memory.atomic import fsync_path
+
 
 class _NoPandas:
     """A meta-path finder that answers "not installed" for pandas."""
@@ -120,25 +122,12 @@ def sync(path: Path, since: float) -> None:
             p = os.path.join(root, name)
             try:
                 if os.stat(p).st_mtime >= since - 1:
-                    _fsync(p, os.O_RDONLY)
+                    fsync_path(p)
                     dirs.add(Path(root))
             except OSError:
                 continue
     for d in dirs:
-        _fsync(str(d), os.O_RDONLY)
-
-
-def _fsync(p: str, flags: int) -> None:
-    try:
-        fd = os.open(p, flags)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+        fsync_path(d)
 
 
 def damaged_files(ds, path: Path) -> list[str]:
