@@ -53,44 +53,14 @@ def _commands(batch: pa.Table) -> list[str | None]:
 def split(batch: pa.Table) -> pa.Table:
     """Render each block, split it into <=1200-char pieces, and give each piece its coordinate id."""
     cols: dict[str, list] = {name: [] for name in schema.CHUNK_COLUMNS}
-    rows = batch.select(
-        [
-            "session_id",
-            "workdir",
-            "turn_uuid",
-            "parent_uuid",
-            "seq",
-            "ts",
-            "role",
-            "block_type",
-            "tool_name",
-            "source_path",
-            "block_idx",
-            "harness",
-            "repo",
-            "text",
-        ]
-    ).to_pylist()
-    for r in rows:
+    # every chunk column but the three a piece gets of its own is the block's, copied to each piece
+    carried = [c for c in schema.CHUNK_COLUMNS if c not in ("id", "text", "split_idx")]
+    for r in batch.select([*carried, "text"]).to_pylist():
         pieces = chunk.split(chunk.render(r["block_type"], r["text"], r["tool_name"]))
         for split_idx, piece in enumerate(pieces):
             cols["id"].append(chunk.chunk_id(r["session_id"], r["turn_uuid"], r["block_idx"], split_idx))
             cols["text"].append(piece)
             cols["split_idx"].append(split_idx)
-            for name in (
-                "session_id",
-                "workdir",
-                "turn_uuid",
-                "parent_uuid",
-                "seq",
-                "ts",
-                "role",
-                "block_type",
-                "tool_name",
-                "source_path",
-                "block_idx",
-                "harness",
-                "repo",
-            ):
+            for name in carried:
                 cols[name].append(r[name])
     return pa.table(cols, schema=schema.arrow_schema("chunks"))
