@@ -75,6 +75,13 @@ def test_missing_roots_are_usage_errors(funes_home):
         source.resolve(None, "claude")
     with pytest.raises(UsageError, match="no such path"):
         source.resolve(funes_home / "nope")
+    loop = funes_home.parent / "loop"
+    loop.symlink_to(loop)
+    dangling = funes_home.parent / "dangling"
+    dangling.symlink_to(funes_home.parent / "gone")
+    for link in (loop, dangling):
+        with pytest.raises(UsageError, match="symbolic link that leads nowhere"):
+            source.resolve(link)
 
 
 def test_known_root_paths_dispatch_by_suffix(funes_home):

@@ -147,6 +147,9 @@ def resolve(path: Path | None, harness: str | None = None) -> list[Source]:
         return _home_sources(facet)
     path = Path(path).expanduser()
     if not path.exists():
+        if path.is_symlink():
+            # exists() is False for a dangling link and for a link loop alike; both read as "missing"
+            raise UsageError(f"{path} is a symbolic link that leads nowhere (dangling or a loop)")
         raise UsageError(f"no such path: {path}")
     return [source_for(path.absolute(), facet)]
 
