@@ -1,0 +1,59 @@
+"""What `funes curate` prints: the decision summary, the list of sessions waiting, one session's preview."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from dataclasses import field as dc_field
+
+from funes.render.agent import field, preview
+
+PREVIEW_TURNS = 4  # user turns shown per session: enough to recognise it, short enough to decide fast
+PREVIEW_WIDTH = 100
+PROMPT = "include, exclude, skip or quit? [i/e/s/q] "
+
+
+@dataclass
+class SessionView:
+    session_id: str
+    harness: str
+    workdir: str
+    started: str  # the session's first timestamp, as stored
+    turns: int
+    user_turns: list[str] = dc_field(default_factory=list)  # user text turns, in order
+    grown: bool = False  # included once, holds more chunks since
+
+
+def summary(ship: int, waiting: int, grown: int, excluded: int) -> str:
+    return f"ships {ship} sessions; {waiting} wait for review ({grown} grew since); {excluded} excluded\n"
+
+
+def waiting_list(remote: str, sessions: list[str]) -> str:
+    """Not on a terminal: name what waits and how to decide it, so a script never hangs on a question."""
+    if not sessions:
+        return ""
+    lines = [f"  review: {field(s)}\n" for s in sessions]
+    lines.append(f"decide with `funes curate {remote} --include SESSION` or `--exclude SESSION`,\n")
+    lines.append(f"or run `funes curate {remote}` on a terminal to review each session's user turns\n")
+    return "".join(lines)
+
+
+def session_preview(v: SessionView, index: int, total: int) -> str:
+    when = field(v.started[:16].replace("T", " ")) or "no time"
+    grew = "  (grew since review)" if v.grown else ""
+    out = [
+        f"\n[{index}/{total}] {field(v.harness)}  {field(v.workdir)}  {when}  {v.turns} turns{grew}\n",
+        f"  session {field(v.session_id)}\n",
+    ]
+    for text in v.user_turns[:PREVIEW_TURNS]:
+        line = preview(text, PREVIEW_WIDTH)
+        out.append(f"  > {line}{'…' if len(' '.join(text.split())) > PREVIEW_WIDTH else ''}\n")
+    if not v.user_turns:
+        out.append("  (no user text)\n")
+    elif len(v.user_turns) > PREVIEW_TURNS:
+        out.append(f"  … {len(v.user_turns) - PREVIEW_TURNS} more user turns (funes get shows them)\n")
+    return "".join(out)
+
+
+def review_summary(included: int, excluded: int, skipped: int, left: int) -> str:
+    tail = f"; {left} not reviewed (run it again to continue)" if left else ""
+    return f"reviewed: {included} included, {excluded} excluded, {skipped} skipped{tail}\n"
