@@ -126,6 +126,8 @@ def test_end_of_input_stops_the_review_and_a_grown_session_comes_back(funes_home
     term.send("include\n")
     assert "ships 3 sessions; 0 wait" in term.expect("excluded\n") and term.close() == 0
     assert curation.load("acme/mem").include["s1"] == 4
+    term = Terminal(funes_home, "acme/mem")
+    assert "nothing waits for review\nships 3 sessions" in term.expect("excluded\n") and term.close() == 0
 
 
 def test_without_a_terminal_it_lists_what_waits_and_how_to_decide(funes_home):

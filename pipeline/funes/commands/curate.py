@@ -24,6 +24,7 @@ class Reviewed:
     excluded: int = 0
     skipped: int = 0
     left: int = 0  # not reached: quit or end of input
+    total: int = 0  # sessions that waited when the review began
 
 
 def curate(remote: str, project: str | None, include: list[str], exclude: list[str]) -> curation.Partition:
@@ -56,7 +57,7 @@ def review(remote: str, project: str | None, ask: Callable[[str], str | None], s
     decisions = curation.load(repo_id)
     p = curation.partition(decisions, counts)
     order = _by_start(mem, p.undecided | p.grown)
-    done = Reviewed()
+    done = Reviewed(total=len(order))
     for n, sid in enumerate(order, 1):
         say(session_preview(_view(mem, sid, sid in p.grown), n, len(order)))
         answer = _answer(ask, say)

@@ -54,6 +54,8 @@ def session_preview(v: SessionView, index: int, total: int) -> str:
     return "".join(out)
 
 
-def review_summary(included: int, excluded: int, skipped: int, left: int) -> str:
+def review_summary(total: int, included: int, excluded: int, skipped: int, left: int) -> str:
+    if not total:
+        return "nothing waits for review\n"
     tail = f"; {left} not reviewed (run it again to continue)" if left else ""
     return f"reviewed: {included} included, {excluded} excluded, {skipped} skipped{tail}\n"
