@@ -34,6 +34,9 @@ RETURNING_USER = (
 )
 
 
+_MODEL_VARS = ("ANTHROPIC_", "CLAUDE_", "CODEX_", "OPENAI_", "FUNES_ASK_")
+
+
 @pytest.fixture(scope="module")
 def sample_memory(tmp_path_factory) -> Path:
     fh = tmp_path_factory.mktemp("ask") / "home" / ".funes"
@@ -60,9 +63,11 @@ def model():
 def _ask(home: Path, agent: str, question: str, **env: str) -> subprocess.CompletedProcess:
     cli = agent_cli(agent)
     path = f"{os.path.dirname(cli)}{os.pathsep}{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}"
+    # the developer's own model settings never reach these runs: only what each test gives
+    mine = {k: v for k, v in env_for(home / ".funes", PATH=path).items() if not k.startswith(_MODEL_VARS)}
     return subprocess.run(
         [sys.executable, "-m", "funes.cli", "ask", agent, question],
-        env=env_for(home / ".funes", PATH=path, **env),
+        env=mine | env,
         capture_output=True,
         text=True,
         timeout=120,
@@ -124,3 +129,11 @@ def test_a_memory_that_does_not_answer_is_passed_on_as_such(home, model):
     prompt = _prompt(call)
     assert prompt.rstrip().endswith(f"Question: {question}")
     assert "<passages>\nno results\n</passages>" in prompt and "→ get" not in prompt.split("<passages>")[1]
+
+
+def test_a_signed_out_claude_is_one_line_naming_the_cause(home):
+    out = _ask(home, "claude", QUERY)  # no ANTHROPIC_API_KEY and no login in this HOME
+    assert out.returncode == 1 and out.stdout == "" and "Traceback" not in out.stderr
+    first, hint = out.stderr.splitlines()
+    assert first.startswith("funes: claude exited 1: ") and "log" in first.lower()
+    assert hint == "  hint: run `claude` once yourself to sign in"

@@ -103,6 +103,7 @@ def run(cmd: list[str], text: str, env: dict[str, str], timeout: float = 600) ->
     except (OSError, subprocess.TimeoutExpired) as e:
         raise FunesError(f"{cmd[0]} did not answer: {e}") from None
     if out.returncode != 0:
-        last = (out.stderr.strip().splitlines() or ["no error output"])[-1]
+        # Claude Code prints "Not logged in · Please run /login" on stdout, Codex its errors on stderr
+        last = (out.stderr.strip().splitlines() or out.stdout.strip().splitlines() or ["no error output"])[-1]
         raise FunesError(f"{cmd[0]} exited {out.returncode}: {last}", f"run `{cmd[0]}` once yourself to sign in")
     return out.stdout if out.stdout.endswith("\n") else out.stdout + "\n"
