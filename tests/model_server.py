@@ -41,7 +41,6 @@ class Request:
 class ModelServer:
     reply: str
     requests: list[Request] = field(default_factory=list)
-    refuse: int | None = None  # answer every model call with this HTTP status (401: a key the endpoint rejects)
 
     def __post_init__(self):
         server = self
@@ -101,12 +100,7 @@ class ModelServer:
                 req = self._record()
                 path = self.path.split("?")[0]
                 body = req.body or {}
-                if server.refuse is not None:
-                    self._json(
-                        {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}},
-                        server.refuse,
-                    )
-                elif path.endswith("/messages/count_tokens"):
+                if path.endswith("/messages/count_tokens"):
                     self._json({"input_tokens": 100})
                 elif path.endswith("/messages"):
                     self._anthropic(body)
