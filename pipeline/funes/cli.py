@@ -162,7 +162,7 @@ def cmd_curate(args) -> int:
     interactive = not include and not exclude and sys.stdin.isatty()
     if interactive:
         done = curate.review(args.remote, args.repo, _read_answer, _say)
-        sys.stdout.write(view.review_summary(done.total, done.included, done.excluded, done.skipped, done.left))
+        sys.stdout.write(view.review_summary(done))
     p = curate.curate(args.remote, args.repo, include, exclude)
     sys.stdout.write(view.summary(len(p.ship), len(p.undecided) + len(p.grown), len(p.grown), len(p.excluded)))
     if not interactive:

@@ -8,23 +8,14 @@ keeps every earlier answer.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from funes.errors import UsageError
 from funes.memory import Memory, curation, spec
-from funes.render.curation import PROMPT, SessionView, session_preview
+from funes.render.curation import PROMPT, session_preview
+from funes.results import Reviewed, SessionView
 
 _ANSWERS = {"i": "include", "include": "include", "e": "exclude", "exclude": "exclude", "s": "skip", "skip": "skip"}
 _QUIT = {"q", "quit"}
-
-
-@dataclass
-class Reviewed:
-    included: int = 0
-    excluded: int = 0
-    skipped: int = 0
-    left: int = 0  # not reached: quit or end of input
-    total: int = 0  # sessions that waited when the review began
 
 
 def curate(remote: str, project: str | None, include: list[str], exclude: list[str]) -> curation.Partition:

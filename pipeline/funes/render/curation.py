@@ -2,25 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from dataclasses import field as dc_field
-
 from funes.render.agent import field, preview
+from funes.results import Reviewed, SessionView
 
 PREVIEW_TURNS = 4  # user turns shown per session: enough to recognise it, short enough to decide fast
 PREVIEW_WIDTH = 100
 PROMPT = "include, exclude, skip or quit? [i/e/s/q] "
-
-
-@dataclass
-class SessionView:
-    session_id: str
-    harness: str
-    workdir: str
-    started: str  # the session's first timestamp, as stored
-    turns: int
-    user_turns: list[str] = dc_field(default_factory=list)  # user text turns, in order
-    grown: bool = False  # included once, holds more chunks since
 
 
 def summary(ship: int, waiting: int, grown: int, excluded: int) -> str:
@@ -54,8 +41,8 @@ def session_preview(v: SessionView, index: int, total: int) -> str:
     return "".join(out)
 
 
-def review_summary(total: int, included: int, excluded: int, skipped: int, left: int) -> str:
-    if not total:
+def review_summary(r: Reviewed) -> str:
+    if not r.total:
         return "nothing waits for review\n"
-    tail = f"; {left} not reviewed (run it again to continue)" if left else ""
-    return f"reviewed: {included} included, {excluded} excluded, {skipped} skipped{tail}\n"
+    tail = f"; {r.left} not reviewed (run it again to continue)" if r.left else ""
+    return f"reviewed: {r.included} included, {r.excluded} excluded, {r.skipped} skipped{tail}\n"
