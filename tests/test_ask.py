@@ -31,7 +31,7 @@ def test_prompt_holds_the_grounding_instruction_passages_and_question():
     assert text.endswith("Question: why X?\n")
 
 
-def test_the_agent_runs_without_transcript_hooks_or_mcp_and_takes_the_users_flags(monkeypatch):
+def test_the_agent_runs_without_transcript_hooks_or_mcp_and_takes_the_users_flags(monkeypatch, funes_home):
     from funes.commands.ask import argv
     from funes.errors import UsageError
 
@@ -41,6 +41,12 @@ def test_the_agent_runs_without_transcript_hooks_or_mcp_and_takes_the_users_flag
     codex = argv("codex")
     assert codex[:2] == ["codex", "exec"] and codex[-1] == "-"  # the prompt comes on stdin
     assert {"--ephemeral", "--skip-git-repo-check"} <= set(codex) and codex[codex.index("--sandbox") + 1] == "read-only"
+    codex_config = funes_home.parent / ".codex" / "config.toml"
+    codex_config.parent.mkdir()
+    codex_config.write_text('[mcp_servers.context7]\ncommand = "npx"\n[mcp_servers."odd.name"]\ncommand = "x"\n')
+    off = argv("codex")
+    assert off[2:4] == ["-c", "mcp_servers.context7.enabled=false"] and "odd.name" not in " ".join(off)
+    codex_config.unlink()
     monkeypatch.setenv("FUNES_ASK_CODEX_ARGS", "-m o4 -c 'openai_base_url=\"http://127.0.0.1:9/v1\"'")
     assert argv("codex")[:6] == ["codex", "exec", "-m", "o4", "-c", 'openai_base_url="http://127.0.0.1:9/v1"']
     monkeypatch.setenv("FUNES_ASK_CLAUDE_ARGS", "--model 'unclosed")

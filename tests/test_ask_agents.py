@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_configs import env_for, snapshot, write_user_configs
+from agent_configs import env_for, funes, snapshot, write_user_configs
 from mcp_support import index_sample
 from model_server import ModelServer
 from test_agent_clis import agent_cli
@@ -103,6 +103,8 @@ def test_claude_code_answers_from_the_recalled_passages_and_changes_no_config(ho
 
 
 def test_codex_answers_from_the_recalled_passages_and_changes_no_config(home, model):
+    wired = funes(home / ".funes", "add", "codex", "--yes", "--no-index")  # funes's own MCP server + hooks
+    assert wired.returncode == 0, wired.stderr
     before = snapshot(home)
     override = f"-c 'openai_base_url=\"{model.url}/v1\"'"
     out = _ask(home, "codex", QUERY, CODEX_API_KEY="sk-stand-in", FUNES_ASK_CODEX_ARGS=override)
@@ -110,6 +112,8 @@ def test_codex_answers_from_the_recalled_passages_and_changes_no_config(home, mo
     assert out.stdout == ANSWER + "\n"
     (call,) = model.model_calls("/responses")
     assert call.headers["authorization"] == "Bearer sk-stand-in" and call.body["stream"] is True
+    tools = [t.get("name") or t.get("type") for t in call.body.get("tools", [])]
+    assert "exec_command" in tools and not [t for t in tools if "mcp" in t]  # no MCP server, funes's or context7
     prompt = _prompt(call)
     assert prompt.rstrip().endswith(f"Question: {QUERY}")
     assert f"  → get {SESSION} a2 --memory local" in prompt and "streaming parser" in prompt

@@ -2,16 +2,18 @@
 
 Read-only by construction: the agent runs in its non-interactive mode with the passages in the prompt,
 so nothing is installed and none of the agent's configuration files is written by funes. The agent
-keeps no transcript of the run (funes would index it as a new session) and runs no hooks (Claude Code
-no MCP servers and no tools either), and is asked to send no telemetry. Where the agent's model lives is the agent's own business:
-its login, or the environment it reads (ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY for Claude Code,
-CODEX_API_KEY for Codex), inherited as is; FUNES_ASK_CLAUDE_ARGS / FUNES_ASK_CODEX_ARGS add the user's own
-flags (Codex takes another endpoint only as a flag: `-c openai_base_url=…`).
+keeps no transcript of the run (funes would index it as a new session), runs no hooks and no MCP
+servers (Claude Code no tools either), and is asked to send no telemetry. Where the agent's model
+lives is the agent's own business: its login, or the environment it reads (ANTHROPIC_BASE_URL /
+ANTHROPIC_API_KEY for Claude Code, CODEX_API_KEY for Codex), inherited as is; FUNES_ASK_CLAUDE_ARGS /
+FUNES_ASK_CODEX_ARGS add the user's own flags (Codex takes another endpoint only as a flag:
+`-c openai_base_url=…`).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -54,6 +56,7 @@ _FLAGS = {
     ],
 }
 _SUBCOMMAND = {"claude": ["-p"], "codex": ["exec"]}
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")  # a name Codex's dotted `-c` path can spell
 _EXTRA = {"claude": "FUNES_ASK_CLAUDE_ARGS", "codex": "FUNES_ASK_CODEX_ARGS"}
 
 
@@ -70,7 +73,23 @@ def argv(agent: str) -> list[str]:
         extra = shlex.split(os.environ.get(var, ""))
     except ValueError as e:
         raise UsageError(f"{var} is not a shell-quoted argument list: {e}") from None
-    return [agent, *_SUBCOMMAND[agent], *extra, *_FLAGS[agent]]
+    off = _codex_mcp_off() if agent == "codex" else []
+    return [agent, *_SUBCOMMAND[agent], *extra, *off, *_FLAGS[agent]]
+
+
+def _codex_mcp_off() -> list[str]:
+    """Codex has no "no MCP servers" switch (`-c mcp_servers={}` merges into the user's table), so each
+    server the user's config.toml names is turned off for this run: none starts, none is a tool."""
+    import tomllib
+
+    from funes.agents.codex import codex_home
+
+    try:
+        servers = tomllib.loads((codex_home() / "config.toml").read_text(encoding="utf-8")).get("mcp_servers")
+    except (OSError, ValueError):  # no config, or one Codex itself reports on
+        return []
+    names = sorted(n for n, v in (servers or {}).items() if isinstance(v, dict) and _BARE_KEY.match(n))
+    return [arg for n in names for arg in ("-c", f"mcp_servers.{n}.enabled=false")]
 
 
 def environment(agent: str) -> dict[str, str]:
