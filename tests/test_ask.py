@@ -36,8 +36,8 @@ def test_the_agent_runs_without_transcript_hooks_or_mcp_and_takes_the_users_flag
     from funes.errors import UsageError
 
     claude = argv("claude")
-    assert claude[:2] == ["claude", "-p"] and "--no-session-persistence" in claude and "--strict-mcp-config" in claude
-    assert claude[-2:] == ["--tools", ""] and '{"disableAllHooks": true}' in claude
+    assert claude[:2] == ["claude", "-p"] and {"--no-session-persistence", "--safe-mode"} <= set(claude)
+    assert claude[-2:] == ["--tools", ""]
     codex = argv("codex")
     assert codex[:2] == ["codex", "exec"] and codex[-1] == "-"  # the prompt comes on stdin
     assert {"--ephemeral", "--skip-git-repo-check"} <= set(codex) and codex[codex.index("--sandbox") + 1] == "read-only"

@@ -88,13 +88,15 @@ def _prompt(call) -> str:
 
 
 def test_claude_code_answers_from_the_recalled_passages_and_changes_no_config(home, model):
+    wired = funes(home / ".funes", "add", "claude", "--yes", "--no-index")  # funes's plugin: MCP server + hooks
+    assert wired.returncode == 0, wired.stderr
     before = snapshot(home)
     out = _ask(home, "claude", QUERY, **_claude_env(model))
     assert out.returncode == 0, out.stderr
     assert out.stdout == ANSWER + "\n"
     (call,) = model.model_calls("/messages")
     assert call.headers["x-api-key"] == "sk-ant-stand-in" and call.body["stream"] is True
-    assert call.body.get("tools", []) == []  # no tools: nothing to read but the passages
+    assert call.body.get("tools", []) == []  # no tools, no MCP server's either: nothing to read but the passages
     prompt = _prompt(call)
     assert prompt.rstrip().endswith(f"Question: {QUERY}")
     assert f"  → get {SESSION} a2 --memory local" in prompt and "streaming parser" in prompt

@@ -3,7 +3,7 @@
 Read-only by construction: the agent runs in its non-interactive mode with the passages in the prompt,
 so nothing is installed and none of the agent's configuration files is written by funes. The agent
 keeps no transcript of the run (funes would index it as a new session), runs no hooks and no MCP
-servers (Claude Code no tools either), and is asked to send no telemetry. Where the agent's model
+servers (Claude Code no plugins, CLAUDE.md or tools either), and is asked to send no telemetry. Where the agent's model
 lives is the agent's own business: its login, or the environment it reads (ANTHROPIC_BASE_URL /
 ANTHROPIC_API_KEY for Claude Code, CODEX_API_KEY for Codex), inherited as is; FUNES_ASK_CLAUDE_ARGS /
 FUNES_ASK_CODEX_ARGS add the user's own flags (Codex takes another endpoint only as a flag:
@@ -30,18 +30,11 @@ and do not use outside knowledge, tools or files."""
 
 # The prompt goes on stdin, not argv: eight verbatim chunks can pass the kernel's 128 KiB cap on one argument.
 _FLAGS = {
-    # -p reads the prompt from stdin; no session file under ~/.claude/projects, no MCP servers, no
-    # hooks (the user's or funes's own session-end publish), no tools: the answer is the passages'.
-    "claude": [
-        "--output-format",
-        "text",
-        "--no-session-persistence",
-        "--strict-mcp-config",
-        "--settings",
-        '{"disableAllHooks": true}',
-        "--tools",
-        "",
-    ],
+    # -p reads the prompt from stdin; no session file under ~/.claude/projects; --safe-mode loads no
+    # CLAUDE.md, plugin, skill, hook or MCP server (funes's own session-end publish included; a loaded
+    # plugin would also be stamped into ~/.claude.json) yet keeps the user's auth, model and settings env;
+    # no tools: the answer is the passages'.
+    "claude": ["--output-format", "text", "--no-session-persistence", "--safe-mode", "--tools", ""],
     # `-` reads the prompt from stdin; --ephemeral writes no rollout under ~/.codex/sessions.
     "codex": [
         "--sandbox",
