@@ -18,6 +18,8 @@ def _memory():
     rows = []
     for s in range(4):
         texts = [LONG if s == 0 and i == 0 else f"turn {i} of session {s}" for i in range(11 if s == 0 else 3)]
+        if s == 2:
+            texts[0] = "<command-name>/clear</command-name>"  # the harness's, not the person's
         rows += session(
             f"s{s}", texts, ts=f"2026-06-1{s}T10:0{s}:00.000Z", harness="codex" if s == 1 else "claude_code"
         )
@@ -93,7 +95,9 @@ def test_review_previews_each_session_and_quit_keeps_the_earlier_answers(funes_h
     term.send("maybe\n")
     assert "answer i (include), e (exclude), s (skip) or q (quit)" in term.expect("[i/e/s/q] ")
     term.send("e\n")
-    assert "[3/4]" in term.expect("[i/e/s/q] ")
+    third = term.expect("[i/e/s/q] ")
+    assert "[3/4]" in third
+    assert "  > turn 2 of session 2\n" in third and "command-name" not in third
     term.send("s\n")
     assert "[4/4]" in term.expect("[i/e/s/q] ")
     term.send("q\n")

@@ -3,11 +3,11 @@
 Read-only by construction: the agent runs in its non-interactive mode with the passages in the prompt,
 so nothing is installed and none of the agent's configuration files is written by funes. The agent
 keeps no transcript of the run (funes would index it as a new session), runs no hooks and no MCP
-servers (Claude Code no plugins, CLAUDE.md or tools either), and is asked to send no telemetry. Where the agent's model
-lives is the agent's own business: its login, or the environment it reads (ANTHROPIC_BASE_URL /
-ANTHROPIC_API_KEY for Claude Code, CODEX_API_KEY for Codex), inherited as is; FUNES_ASK_CLAUDE_ARGS /
-FUNES_ASK_CODEX_ARGS add the user's own flags (Codex takes another endpoint only as a flag:
-`-c openai_base_url=…`).
+servers (Claude Code no plugins, CLAUDE.md or tools either), and is asked to send no telemetry.
+Where the agent's model lives is the agent's own business: its login, or the environment it reads
+(ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY for Claude Code, CODEX_API_KEY for Codex), inherited as is;
+FUNES_ASK_CLAUDE_ARGS / FUNES_ASK_CODEX_ARGS add the user's own flags (Codex takes another endpoint
+only as a flag: `-c openai_base_url=…`).
 """
 
 from __future__ import annotations

@@ -16,6 +16,8 @@ from funes.results import Reviewed, SessionView
 
 _ANSWERS = {"i": "include", "include": "include", "e": "exclude", "exclude": "exclude", "s": "skip", "skip": "skip"}
 _QUIT = {"q", "quit"}
+# user-role text the harness wrote, not the person: command wrappers, reminders, skill and resume preambles
+_SCAFFOLD = ("<", "Base directory for this skill", "This session is being continued from a previous conversation")
 
 
 def curate(remote: str, project: str | None, include: list[str], exclude: list[str]) -> curation.Partition:
@@ -115,7 +117,7 @@ def _view(mem: Memory, sid: str, grown: bool) -> SessionView:
     )
     user: dict[str, list[str]] = {}
     for r in rows:
-        if r["role"] == "user" and r["block_type"] == "text":
+        if r["role"] == "user" and r["block_type"] == "text" and not (r["text"] or "").lstrip().startswith(_SCAFFOLD):
             user.setdefault(r["turn_uuid"], []).append(r["text"] or "")
     first = rows[0] if rows else {}
     return SessionView(
