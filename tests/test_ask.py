@@ -17,7 +17,7 @@ SESSION = "5f0c2a1e-9b7d-4c3e-8a21-7d6e5b4c3a21"
 STAND_IN = """#!{python}
 import json, os, sys
 with open(os.environ["ASK_RECORD"], "w") as f:
-    json.dump({{"argv": sys.argv[1:], "stdin": sys.stdin.read()}}, f)
+    json.dump({{"argv": sys.argv[1:], "stdin": sys.stdin.read(), "quiet": os.environ.get("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC")}}, f)
 print("The memory says the streaming parser was dropped (session {session}, turn a2).")
 """
 
@@ -78,6 +78,7 @@ def test_ask_runs_the_agent_with_recalled_passages_and_prints_its_answer(tmp_pat
     sent = json.loads(record.read_text())
     assert sent["argv"][0] == "-p" and "ONLY the passages" in sent["stdin"] and f"→ get {SESSION} a2" in sent["stdin"]
     assert sent["stdin"].rstrip().endswith(f"Question: {QUERY}")
+    assert sent["quiet"] == "1"  # Claude Code's telemetry, error reports and update checks off
     assert sorted(p for p in fh.parent.rglob("*") if ".funes" not in p.parts) == before  # nothing installed
 
 
