@@ -154,15 +154,33 @@ def cmd_bind(args) -> int:
 
 
 def cmd_curate(args) -> int:
-    from funes.commands.curate import curate
+    from funes.commands import curate
+    from funes.render import curation as view
 
-    p = curate(args.remote, args.repo, args.include or [], args.exclude or [])
-    sys.stdout.write(
-        f"ships {len(p.ship)} sessions; {len(p.undecided) + len(p.grown)} wait for review"
-        f" ({len(p.grown)} grew since); {len(p.excluded)} excluded\n"
-        + "".join(f"  review: {s}\n" for s in sorted(p.undecided | p.grown))
-    )
+    include, exclude = args.include or [], args.exclude or []
+    # on a terminal with nothing decided by flags: review session by session; elsewhere never ask
+    interactive = not include and not exclude and sys.stdin.isatty()
+    if interactive:
+        done = curate.review(args.remote, args.repo, _read_answer, _say)
+        sys.stdout.write(view.review_summary(done))
+    p = curate.curate(args.remote, args.repo, include, exclude)
+    sys.stdout.write(view.summary(len(p.ship), len(p.undecided) + len(p.grown), len(p.grown), len(p.excluded)))
+    if not interactive:
+        sys.stdout.write(view.waiting_list(args.remote, curate.waiting(args.remote)))
     return 0
+
+
+def _read_answer(prompt: str) -> str | None:
+    try:
+        return input(prompt)
+    except EOFError:
+        sys.stdout.write("\n")
+        return None
+
+
+def _say(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
 
 
 def cmd_ask(args) -> int:

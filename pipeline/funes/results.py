@@ -138,3 +138,27 @@ class IndexReport:
     sample: bool = False
     repairs: list[str] = field(default_factory=list)  # what this run found damaged and repaired
     elapsed: float = 0.0
+
+
+@dataclass
+class SessionView:
+    """One session waiting for review in `funes curate`, as the person sees it before deciding."""
+
+    session_id: str
+    harness: str
+    workdir: str
+    started: str  # the session's first timestamp, as stored
+    turns: int
+    user_turns: list[str] = field(default_factory=list)  # user text turns, in order
+    grown: bool = False  # included once, holds more chunks since
+
+
+@dataclass
+class Reviewed:
+    """What one interactive `funes curate` review decided."""
+
+    total: int = 0  # sessions that waited when the review began
+    included: int = 0
+    excluded: int = 0
+    skipped: int = 0
+    left: int = 0  # not reached: quit or end of input
