@@ -1,17 +1,44 @@
-"""Embed stage: chunk texts -> unit vectors, longest first so batches pad little; each distinct text once."""
+"""Embed stage: chunk texts -> unit vectors, longest first so batches pad little; each distinct text once.
+
+FUNES_EMBED_WINDOWS picks how a chunk longer than the model's window is read (ingest/windows.py):
+`first` (default) embeds the text once and the model reads its first window; `mean` embeds every
+window and stores their normalised mean, so no part of the chunk is invisible to the vector leg.
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 import numpy as np
 
+from funes.ingest import windows
 
-def embed_texts(texts: Sequence[str], embedder, batch_size: int = 64) -> np.ndarray:
+DEFAULT_POOL = "first"
+
+
+def pooling() -> str:
+    """The configured window pooling (FUNES_EMBED_WINDOWS), checked against windows.POOLS."""
+    how = os.environ.get("FUNES_EMBED_WINDOWS", "").strip().lower() or DEFAULT_POOL
+    if how not in windows.POOLS:
+        raise ValueError(f"FUNES_EMBED_WINDOWS={how!r}: expected one of {', '.join(windows.POOLS)}")
+    return how
+
+
+def embed_texts(texts: Sequence[str], embedder, batch_size: int = 64, pool: str | None = None) -> np.ndarray:
     """float32 (len(texts), embedder.dim) in input order; duplicates are embedded once and copied."""
     texts = list(texts)
     if not texts:
         return np.zeros((0, embedder.dim), dtype=np.float32)
+    how = pool or pooling()
+    if how == "first":
+        return _embed_unique(texts, embedder, batch_size)
+    cuts = windows.cut(texts, windows.tokenizer_of(embedder), windows.room(embedder))
+    flat = _embed_unique([w for ws in cuts for w in ws], embedder, batch_size)
+    return windows.pool(flat, [len(ws) for ws in cuts], how)
+
+
+def _embed_unique(texts: list[str], embedder, batch_size: int) -> np.ndarray:
     unique = list(dict.fromkeys(texts))
     order = sorted(range(len(unique)), key=lambda i: len(unique[i]), reverse=True)
     vectors = np.asarray(embedder.encode([unique[i] for i in order], batch_size=batch_size), dtype=np.float32)
