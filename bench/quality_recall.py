@@ -7,6 +7,7 @@ ordering); the reranker is a constructor argument (None = fused order).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -28,6 +29,7 @@ class Config:
     fusion: str | None = None  # a funes.retrieval.hybrid.parse spec; None = the shipped default
     scaffold: bool = True  # False: BM25 drops the question's framing words (tokenize.SCAFFOLD)
     distinct: bool = True  # False: keep copies of one passage (retrieval/distinct.py off)
+    contexts: tuple[str, ...] = ()  # legs scored over context line + text (bench/devset_contexts.py)
 
     def describe(self) -> dict:
         return {
@@ -39,6 +41,7 @@ class Config:
             "fusion": self.fusion,
             "scaffold": self.scaffold,
             "distinct": self.distinct,
+            **({"contexts": list(self.contexts)} if self.contexts else {}),
         }
 
 
@@ -53,6 +56,15 @@ ABLATIONS = [  # each change switched alone, side by side with the shipped hybri
     Config("bm25 w/o framing words", legs=("bm25",), scaffold=False),
     Config("hybrid w/o framing words", scaffold=False),
     Config("hybrid, all copies", distinct=False),
+]
+CONTEXTS = [  # `--contexts` (issue 10 item 2): each chunk's context line in one leg or both
+    Config("bm25, contexts", legs=("bm25",), contexts=("bm25",)),
+    Config("hybrid, contexts in bm25", contexts=("bm25",)),
+]
+CONTEXT_VECTORS = [  # `--context-vectors`: the vector leg too (every chunk re-embedded with its line)
+    Config("vector, contexts", legs=("vector",), contexts=("vector",)),
+    Config("hybrid, contexts in vectors", contexts=("vector",)),
+    Config("hybrid, contexts in both", contexts=("bm25", "vector")),
 ]
 RERANK = Config("hybrid+rerank", rerank=True)
 RECENCY = [
@@ -71,7 +83,7 @@ def reranker_available() -> bool:
         return False
 
 
-def configs(fusions: list[str] | None = None) -> tuple[list[Config], list[dict]]:
+def configs(fusions: list[str] | None = None, extra=()) -> tuple[list[Config], list[dict]]:
     """(configs to run, placeholders for those that cannot run here); `fusions` adds one hybrid per spec."""
     from funes.retrieval import rerank
 
@@ -81,7 +93,7 @@ def configs(fusions: list[str] | None = None) -> tuple[list[Config], list[dict]]
             *RECENCY,
             Config(f"hybrid+rec30d f{rerank.RECENCY_FLOOR}", half_life=30.0, floor=rerank.RECENCY_FLOOR),
         ]
-    base = [*BASE, *(Config(f"hybrid {f}", fusion=f) for f in fusions or []), *ABLATIONS]
+    base = [*BASE, *(Config(f"hybrid {f}", fusion=f) for f in fusions or []), *ABLATIONS, *extra]
     if reranker_available():
         return [*base, RERANK, *recency], []
     return [*base, *recency], [{"name": RERANK.name, "na": NO_RERANKER}]
@@ -100,6 +112,7 @@ class Searcher:
         embedder = self._embedder = models.load_embedder()  # the memo when memoize_embedder() ran first
         self._plain = Retriever(memory, embedder=embedder, reranker=None)
         self._rerank = Retriever(memory, embedder=embedder, reranker=AUTO)
+        self._memory, self._contexts = memory, None
 
     def embed(self, question: str) -> None:
         self._embedder.encode_query(" ".join(question.split()))
@@ -107,6 +120,8 @@ class Searcher:
     def search(self, question: str, cfg: Config, k: int, now: datetime | None) -> list[tuple[str, int, int, int]]:
         """Ranked (session_id, seq, chunk length in chars, legs that found it) of the hits."""
         r = self._rerank if cfg.rerank else self._plain
+        if cfg.contexts:
+            return self._with_contexts(question, cfg, k, now)
         res = r.recall(
             question,
             k=k,
@@ -120,6 +135,19 @@ class Searcher:
             now=now.timestamp() if now is not None else None,
         )
         return [(h.session_id, h.seq, len(h.text), len(h.ranks)) for h in res.hits]
+
+    def _with_contexts(self, question: str, cfg: Config, k: int, now: datetime | None):
+        import devset_contexts
+
+        want_vectors = "vector" in cfg.contexts
+        if self._contexts is None or (want_vectors and self._contexts.vectors is None):
+            self._contexts = devset_contexts.ContextLegs(self._memory, self._embedder if want_vectors else None)
+        devset_contexts.install(self._contexts)
+        self._contexts.on = set(cfg.contexts)
+        try:
+            return self.search(question, dataclasses.replace(cfg, contexts=()), k, now)
+        finally:
+            self._contexts.on = set()
 
     def close(self) -> None:
         self._plain = self._rerank = None

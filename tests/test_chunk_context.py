@@ -1,0 +1,69 @@
+"""Context lines per chunk (issue 10 item 2): derived from chunk-table columns only, order-independent."""
+
+from __future__ import annotations
+
+import random
+
+from funes.ingest import context
+
+
+def _row(seq, role, kind, text, tool=None, block=0, split=0, session="s1", workdir="-Users-ann-src-cache-redesign"):
+    return {
+        "session_id": session,
+        "seq": seq,
+        "block_idx": block,
+        "split_idx": split,
+        "role": role,
+        "block_type": kind,
+        "tool_name": tool,
+        "workdir": workdir,
+        "repo": "",
+        "text": text,
+    }
+
+
+SESSION = [
+    _row(0, "user", "text", "<environment_context><cwd>/x</cwd></environment_context>"),
+    _row(1, "user", "text", "Plan the   auth refactor: tokens move to the session store"),
+    _row(2, "assistant", "text", "Reading the middleware first."),
+    _row(
+        2, "assistant", "tool_use", '[tool_use Read] {"file_path": "/Users/ann/src/app/auth/middleware.py"}', "Read", 1
+    ),
+    _row(2, "assistant", "tool_use", "…the rest of a long call", "Read", 1, split=1),
+    _row(3, "user", "tool_result", "[tool_result Read] def check(token): ...", "Read"),
+    _row(4, "user", "text", "now run the tests"),
+    _row(5, "assistant", "tool_use", '[tool_use Bash] {"command": "pytest -q"}', "Bash"),
+]
+
+
+def test_lines_name_project_task_turn_and_tool():
+    lines = context.lines(SESSION)
+    assert lines[0] == "project: src cache redesign"  # a harness injection is neither task nor question
+    assert lines[1] == "project: src cache redesign"  # the first request itself: nothing to add
+    task = "task: Plan the auth refactor: tokens move to the session store"
+    assert lines[2] == f"project: src cache redesign | {task}"
+    assert lines[3] == f"project: src cache redesign | {task} | tool: Read …/app/auth/middleware.py"
+    assert lines[4] == lines[3]  # a later piece of the same call keeps its path
+    assert lines[5] == lines[3]  # a result names the file of the call it answers
+    assert lines[6] == f"project: src cache redesign | {task}"
+    assert lines[7] == f"project: src cache redesign | {task} | asked: now run the tests | tool: Bash"
+
+
+def test_lines_do_not_depend_on_row_order_or_other_sessions():
+    other = [_row(0, "user", "text", "fix the CI migration", session="s2", workdir="C--Users-bo-ci")]
+    rows = SESSION + other
+    want = context.lines(rows)
+    shuffled = list(range(len(rows)))
+    random.Random(3).shuffle(shuffled)
+    got = context.lines([rows[i] for i in shuffled])
+    assert [got[shuffled.index(i)] for i in range(len(rows))] == want
+    assert context.lines(SESSION) == want[: len(SESSION)]
+    assert want[-1] == "project: ci"
+
+
+def test_project_prefers_the_repo_and_drops_the_home_prefix():
+    assert context.project("-home-USER-projects-spotter", "") == "projects spotter"
+    assert context.project("-Users-ann-x", "acme/cache-svc other/mirror") == "cache-svc mirror"
+    assert context.project("hermes", "") == "hermes"
+    assert context.tool_path('{"path": "README.md"}') == "README.md"
+    assert context.tool_path('{"command": "ls"}') is None
