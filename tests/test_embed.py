@@ -122,21 +122,15 @@ def test_windows_cover_every_word_piece_and_fit_the_model(minilm):
     assert all(cut[i + 1][:20] in (LONG if i == 0 else cut[i]) for i in range(len(cut) - 1))
 
 
-def test_mean_pooling_reads_the_tail_first_window_does_not(minilm, monkeypatch):
+def test_mean_pooling_reads_the_tail_first_window_does_not(minilm):
     tail = minilm.encode_query("why did the deploy fail: expired kubernetes ingress certificate")
     first = embed_texts([LONG], minilm, pool="first")[0]
     mean = embed_texts([LONG], minilm, pool="mean")[0]
     np.testing.assert_allclose(first, minilm.encode([LONG])[0], atol=1e-6)  # "first" is the old path
     assert abs(float(np.linalg.norm(mean)) - 1.0) < 1e-5
     assert float(mean @ tail) > float(first @ tail) + 0.05
-    # short texts have one window: both poolings give the same vector; the env switch picks the pooling
-    monkeypatch.setenv("FUNES_EMBED_WINDOWS", "mean")
-    np.testing.assert_allclose(embed_texts(["ok", LONG], minilm), np.stack([minilm.encode(["ok"])[0], mean]), atol=1e-5)
-
-
-def test_unknown_window_pooling_is_refused(monkeypatch):
-    from funes.ingest.embed import pooling
-
-    monkeypatch.setenv("FUNES_EMBED_WINDOWS", "max")
-    with pytest.raises(ValueError, match="FUNES_EMBED_WINDOWS"):
-        pooling()
+    # a short text has one window: both poolings give its one vector
+    both = embed_texts(["ok", LONG], minilm, pool="mean")
+    np.testing.assert_allclose(both, np.stack([minilm.encode(["ok"])[0], mean]), atol=1e-5)
+    with pytest.raises(ValueError, match="unknown window pooling"):
+        embed_texts([LONG], minilm, pool="max")
