@@ -1,10 +1,11 @@
-"""Dev-set variants of the legs with each chunk's context line (funes.ingest.context, issue 10 item 2).
+"""Dev-set and LoCoMo variants of the legs with and without each chunk's context line (issue 10 item 2).
 
-After the real index is built, every stored chunk gets its context line from the chunk table's own
-columns (whole sessions, as `context.lines` needs). The lexical leg is swapped, for one config at
-a time, for a BM25 index built by funes' own tokenizer and segment code over `context + text`;
-with `--context-vectors` the vector leg is swapped too, for an exact search over embeddings of
-`context + "\\n" + text` (every chunk re-embedded once through the dev-set cache). The stored text,
+funes' BM25 documents are `context line + text` (funes.memory.contexts, memory/indexes.py). After
+the real index is built, the lexical leg can be swapped, for one config at a time, for a BM25
+index built by funes' own tokenizer and segment code over the text alone (what shipped before) or
+over `context + text` (must rank as the real leg does: a check of the swap); with
+`--context-vectors` the vector leg can be swapped for an exact search over embeddings of
+`context + "\\n" + text` (every chunk re-embedded once through the vector cache). Stored text,
 chunk ids and hits are unchanged: only what the legs score differs.
 """
 
@@ -14,31 +15,54 @@ import time
 
 import numpy as np
 
+# config -> (the legs it runs, {leg: swapped-in variant})
 CONFIGS = {
-    "bm25, contexts": ("bm25", {"bm25"}),
-    "hybrid, contexts in bm25": ("hybrid", {"bm25"}),
+    "bm25, text only (before)": ("bm25", {"bm25": "text"}),
+    "hybrid, text only (before)": ("hybrid", {"bm25": "text"}),
+    "bm25, contexts (swap check)": ("bm25", {"bm25": "context"}),
+    "bm25, context terms not in the text": ("bm25", {"bm25": "novel"}),
+    "hybrid, context terms not in the text": ("hybrid", {"bm25": "novel"}),
+    "bm25, contexts without task": ("bm25", {"bm25": "no-task"}),
+    "hybrid, contexts without task": ("hybrid", {"bm25": "no-task"}),
+    "bm25, contexts without asked": ("bm25", {"bm25": "no-asked"}),
+    "hybrid, contexts without asked": ("hybrid", {"bm25": "no-asked"}),
 }
 VECTOR_CONFIGS = {
-    "vector, contexts": ("vector", {"vector"}),
-    "hybrid, contexts in vectors": ("hybrid", {"vector"}),
-    "hybrid, contexts in both": ("hybrid", {"bm25", "vector"}),
+    "vector, contexts": ("vector", {"vector": "context"}),
+    "hybrid, contexts in both": ("hybrid", {"vector": "context"}),
+    "hybrid, contexts in vectors only": ("hybrid", {"bm25": "text", "vector": "context"}),
 }
 
 
 class ContextLegs:
     def __init__(self, memory, embedder=None):
-        from funes.ingest import context
-        from funes.memory import bm25
+        from funes.memory import bm25, contexts
         from funes.memory.tokenize import tokenize_many
 
-        rows = memory.chunks.scan(context.COLUMNS).to_pylist()
+        rows = memory.chunks.scan(contexts.COLUMNS).to_pylist()
         t0 = time.perf_counter()
-        self.lines = context.lines(rows)
+        self.lines = contexts.lines(rows)
         docs = [f"{c}\n{r['text']}" for c, r in zip(self.lines, rows)]
-        self.segment = bm25.build(tokenize_many(docs), 0)
+        text_tokens = tokenize_many([r["text"] for r in rows])
+        novel = [
+            toks + [t for t in dict.fromkeys(line) if t not in set(toks)]
+            for toks, line in zip(text_tokens, tokenize_many(self.lines))
+        ]
+
+        def without(part: str) -> list[str]:
+            keep = tuple(p for p in contexts.PARTS if p != part)
+            return [f"{c}\n{r['text']}" for c, r in zip(contexts.lines(rows, keep), rows)]
+
+        self.segments = {
+            "text": bm25.build(text_tokens, 0),
+            "context": bm25.build(tokenize_many(docs), 0),
+            "novel": bm25.build(novel, 0),
+            "no-task": bm25.build(tokenize_many(without("task")), 0),
+            "no-asked": bm25.build(tokenize_many(without("asked")), 0),
+        }
         self.stats = {
             "lines_s": round(time.perf_counter() - t0, 1),
-            "mean_line_chars": np.mean([len(c) for c in self.lines]),
+            "mean_line_chars": float(np.mean([len(c) for c in self.lines])) if rows else 0.0,
         }
         self.vectors = None
         if embedder is not None:
@@ -50,7 +74,7 @@ class ContextLegs:
                 if hasattr(embedder, "save"):
                     embedder.save()
             self.vectors = _embed_unique(docs, embedder, 64)
-        self.on: set[str] = set()
+        self.on: dict[str, str] = {}
 
     def search(self, query: np.ndarray, limit: int, allowed):
         best = self.vectors @ np.asarray(query, dtype=np.float32).reshape(-1)
@@ -65,7 +89,7 @@ ACTIVE: ContextLegs | None = None  # the legs a swapped Indexes method reads (on
 
 
 def install(legs: ContextLegs) -> None:
-    """Route Indexes.lexical / .vector through `legs` while their name is in legs.on (patched once)."""
+    """Route Indexes.lexical / .vector through `legs` while legs.on names the leg (patched once)."""
     global ACTIVE
     from funes.memory import bm25, indexes
 
@@ -77,7 +101,7 @@ def install(legs: ContextLegs) -> None:
     def lex(self, terms, limit, allowed=None):
         if ACTIVE is None or "bm25" not in ACTIVE.on:
             return lexical(self, terms, limit, allowed)
-        return bm25.search([ACTIVE.segment], terms, limit, allowed)
+        return bm25.search([ACTIVE.segments[ACTIVE.on["bm25"]]], terms, limit, allowed)
 
     def vec(self, query, limit, allowed=None):
         if ACTIVE is None or "vector" not in ACTIVE.on:

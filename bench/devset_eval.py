@@ -97,7 +97,7 @@ class Asker:
             try:
                 return self.hits(leg, question, k)
             finally:
-                self.contexts.on = set()
+                self.contexts.on = {}
         if config == "hybrid":  # exactly what `funes recall -k K` runs
             return rc.recall(question, k=k).hits
         req = rc.request(question, k, *self._defaults, None, None)
@@ -201,7 +201,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--all-copies", action="store_true", help="also run hybrid with distinct passages off")
     # issue 10 items 1-2 (windows and contexts), one block
     ap.add_argument("--windows", action="store_true", help="also run the vector leg over every token window")
-    ap.add_argument("--contexts", action="store_true", help="also run BM25 over each chunk's context line + text")
+    ap.add_argument(
+        "--contexts", action="store_true", help="also run BM25 over the text alone (before) and the swap check"
+    )
     ap.add_argument("--context-vectors", action="store_true", help="with --contexts: the vector leg too (re-embeds)")
     args = ap.parse_args(argv)
     configs = (*CONFIGS, *(f"hybrid {f}" for f in args.fusions.split(","))) if args.fusions else CONFIGS

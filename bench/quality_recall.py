@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
+import devset_contexts
+
 DEFAULT_K = 50  # chunks per recall: enough distinct sessions for session hit@10 (legs go max(30, k) deep)
 HEADLINE = "hybrid"
 NO_RERANKER = "n/a (no cross-encoder in HF cache)"
@@ -29,7 +31,7 @@ class Config:
     fusion: str | None = None  # a funes.retrieval.hybrid.parse spec; None = the shipped default
     scaffold: bool = True  # False: BM25 drops the question's framing words (tokenize.SCAFFOLD)
     distinct: bool = True  # False: keep copies of one passage (retrieval/distinct.py off)
-    contexts: tuple[str, ...] = ()  # legs scored over context line + text (bench/devset_contexts.py)
+    contexts: tuple[tuple[str, str], ...] = ()  # (leg, variant) swapped in (bench/devset_contexts.py)
 
     def describe(self) -> dict:
         return {
@@ -41,7 +43,7 @@ class Config:
             "fusion": self.fusion,
             "scaffold": self.scaffold,
             "distinct": self.distinct,
-            **({"contexts": list(self.contexts)} if self.contexts else {}),
+            **({"contexts": dict(self.contexts)} if self.contexts else {}),
         }
 
 
@@ -57,15 +59,16 @@ ABLATIONS = [  # each change switched alone, side by side with the shipped hybri
     Config("hybrid w/o framing words", scaffold=False),
     Config("hybrid, all copies", distinct=False),
 ]
-CONTEXTS = [  # `--contexts` (issue 10 item 2): each chunk's context line in one leg or both
-    Config("bm25, contexts", legs=("bm25",), contexts=("bm25",)),
-    Config("hybrid, contexts in bm25", contexts=("bm25",)),
-]
-CONTEXT_VECTORS = [  # `--context-vectors`: the vector leg too (every chunk re-embedded with its line)
-    Config("vector, contexts", legs=("vector",), contexts=("vector",)),
-    Config("hybrid, contexts in vectors", contexts=("vector",)),
-    Config("hybrid, contexts in both", contexts=("bm25", "vector")),
-]
+
+
+def _swapped(table: dict) -> list[Config]:
+    legs = {"bm25": ("bm25",), "vector": ("vector",), "hybrid": ("vector", "bm25")}
+    return [Config(name, legs=legs[leg], contexts=tuple(on.items())) for name, (leg, on) in table.items()]
+
+
+# `--contexts` / `--context-vectors` (issue 10 item 2): legs with and without each chunk's context line
+CONTEXTS = _swapped(devset_contexts.CONFIGS)
+CONTEXT_VECTORS = _swapped(devset_contexts.VECTOR_CONFIGS)
 RERANK = Config("hybrid+rerank", rerank=True)
 RECENCY = [
     Config("hybrid+rec30d (orig)", half_life=30.0, floor=0.0),
@@ -137,17 +140,15 @@ class Searcher:
         return [(h.session_id, h.seq, len(h.text), len(h.ranks)) for h in res.hits]
 
     def _with_contexts(self, question: str, cfg: Config, k: int, now: datetime | None):
-        import devset_contexts
-
-        want_vectors = "vector" in cfg.contexts
+        want_vectors = "vector" in dict(cfg.contexts)
         if self._contexts is None or (want_vectors and self._contexts.vectors is None):
             self._contexts = devset_contexts.ContextLegs(self._memory, self._embedder if want_vectors else None)
         devset_contexts.install(self._contexts)
-        self._contexts.on = set(cfg.contexts)
+        self._contexts.on = dict(cfg.contexts)
         try:
             return self.search(question, dataclasses.replace(cfg, contexts=()), k, now)
         finally:
-            self._contexts.on = set()
+            self._contexts.on = {}
 
     def close(self) -> None:
         self._plain = self._rerank = None

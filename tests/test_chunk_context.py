@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from funes.ingest import context
+from funes.memory import contexts as context
 
 
 def _row(seq, role, kind, text, tool=None, block=0, split=0, session="s1", workdir="-Users-ann-src-cache-redesign"):
@@ -67,3 +67,50 @@ def test_project_prefers_the_repo_and_drops_the_home_prefix():
     assert context.project("hermes", "") == "hermes"
     assert context.tool_path('{"path": "README.md"}') == "README.md"
     assert context.tool_path('{"command": "ls"}') is None
+
+
+# ---- the lexical leg reads the lines: local index (incremental) and remote shards alike ---------
+
+CALL = '[tool_use Read] {"file_path": "/srv/app/billing/invoice_totals.py"}'
+
+
+def _turns(sid: str, seq0: int, texts: list[tuple[str, str, str | None]]) -> list[dict]:
+    return [
+        {"session_id": sid, "turn_uuid": f"{sid}-t{seq0 + i}", "seq": seq0 + i, "role": role, "text": text}
+        | ({"block_type": kind, "tool_name": "Read"} if kind != "text" else {})
+        for i, (role, text, kind) in enumerate(texts)
+    ]
+
+
+FIRST = _turns(
+    "s1", 0, [("user", "Plan the zeppelin migration of the billing service", "text"), ("assistant", CALL, "tool_use")]
+)
+LATER = _turns("s1", 2, [("user", "[tool_result Read] def total(lines): return sum(lines)", "tool_result")])
+OTHER = _turns("s2", 0, [("user", "unrelated: the total of the coupon lines", "text")])
+
+
+def _lexical(mem, query: str) -> list[str]:
+    from funes.memory import indexes
+    from funes.memory.tokenize import query_terms
+
+    ix = indexes.load(mem)
+    rows, _ = ix.lexical(query_terms(query), 5)
+    return mem.chunks.take(rows, ["turn_uuid"])["turn_uuid"].to_pylist()
+
+
+def test_an_incremental_index_finds_a_later_chunk_by_its_sessions_task_and_tool_path():
+    from funes.memory import Memory, indexes
+    from retrieval_support import chunk_rows, memory_with
+
+    mem = memory_with(FIRST + OTHER)
+    mem.chunks.append(chunk_rows(LATER))  # a later turn, appended by a second index run
+    indexes.refresh(mem)
+    assert _lexical(mem, "zeppelin")[0] == "s1-t0"  # the request itself ranks first ...
+    assert "s1-t2" in _lexical(mem, "zeppelin")  # ... and the result stored later carries its task
+    assert _lexical(mem, "invoice_totals.py")[:2] == ["s1-t1", "s1-t2"]  # the call's file names its result
+    stored = Memory.resolve(None).chunks.scan(["text"])["text"].to_pylist()
+    assert "zeppelin" not in stored[-1] and "invoice_totals" not in stored[-1]  # text stays verbatim
+    fresh = memory_with([], refresh=False)
+    indexes.index_dir(fresh).joinpath(indexes.MANIFEST).unlink()
+    indexes.refresh(fresh)  # rebuilt in one pass: the same ranking as the incremental build
+    assert _lexical(fresh, "zeppelin") == _lexical(mem, "zeppelin")

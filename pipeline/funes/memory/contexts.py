@@ -6,11 +6,12 @@ the user asked in this turn, which file a tool touched. The line says that:
     project: workspaces pi mono | task: <session's first user request> | asked: <the turn's user
     message> | tool: read …/coding-agent/README.md
 
-It is an input to the legs (prefixed to the embedding input, added to the BM25 document), never
-stored in the chunk's text. It needs the rows of the chunk's whole session before it (the first
-request, the opening message, the tool call a result answers), so callers pass whole sessions; the
-result depends on nothing else, so a local memory and one rebuilt from published shards derive
-the same lines.
+It is added to the chunk's BM25 document (`documents`; memory/indexes.py and the remote shards'
+segments, memory/shards.py, both build through it), never stored in the chunk's text. It needs the
+earlier rows of the chunk's session (the first request, the opening message, the tool call a
+result answers) and nothing else: rows are appended in session order, so a local memory's table
+and a remote's shards laid end to end give every row the same earlier rows and the same line.
+Only rows that `carries_state` can change a later row's line, so callers pass just those.
 """
 
 from __future__ import annotations
@@ -48,8 +49,13 @@ def _snippet(text: str) -> str:
     return " ".join(text.split())[:SNIPPET]
 
 
-def lines(rows: list[dict]) -> list[str]:
-    """Context line per row (input order); `rows` hold COLUMNS and whole sessions."""
+PARTS = ("project", "task", "asked", "tool")
+
+
+def lines(rows: list[dict], parts: tuple[str, ...] = PARTS) -> list[str]:
+    """Context line per row (input order); `rows` hold COLUMNS and whole sessions; `parts` picks
+    what the line says (benchmarks compare subsets)."""
+    want = set(parts)
     order = sorted(range(len(rows)), key=lambda i: _key(rows[i]))
     out = [""] * len(rows)
     state: dict[str, dict] = {}
@@ -65,15 +71,29 @@ def lines(rows: list[dict]) -> list[str]:
             own = True
         else:
             own = False
-        parts = [f"project: {project(r['workdir'], r['repo'])}"]
-        if s["task"] and not (own and s["task"] == s["asked"]):
-            parts.append(f"task: {s['task']}")
-        if s["asked"] and not own and s["asked"] != s["task"]:
-            parts.append(f"asked: {s['asked']}")
+        said = [f"project: {project(r['workdir'], r['repo'])}"] if "project" in want else []
+        if "task" in want and s["task"] and not (own and s["task"] == s["asked"]):
+            said.append(f"task: {s['task']}")
+        if "asked" in want and s["asked"] and not own and s["asked"] != s["task"]:
+            said.append(f"asked: {s['asked']}")
         if kind in ("tool_use", "tool_result"):
-            parts.append(f"tool: {_tool(r, s)}".rstrip())
-        out[i] = " | ".join(parts)
+            tool = _tool(r, s)  # always run: it records the call's path for its results
+            if "tool" in want:
+                said.append(f"tool: {tool}".rstrip())
+        out[i] = " | ".join(said)
     return out
+
+
+def carries_state(role: str | None, block_type: str | None) -> bool:
+    """Whether a row can change a later row's line: a user message or a tool call."""
+    return (role == "user" and block_type == "text") or block_type == "tool_use"
+
+
+def documents(rows: list[dict], earlier: list[dict]) -> list[str]:
+    """BM25 documents of `rows` (input order): each one's context line, a newline, its text.
+    `earlier` = rows stored before them in their sessions (those that carry state suffice)."""
+    got = lines([*earlier, *rows])[len(earlier) :]
+    return [f"{c}\n{r['text']}" for c, r in zip(got, rows)]
 
 
 def _tool(r: dict, s: dict) -> str:
