@@ -37,7 +37,7 @@ SESSION = [
 
 
 def test_lines_name_project_task_turn_and_tool():
-    lines = context.lines(SESSION)
+    lines = context.lines(SESSION, context.PARTS)
     assert lines[0] == "project: src cache redesign"  # a harness injection is neither task nor question
     assert lines[1] == "project: src cache redesign"  # the first request itself: nothing to add
     task = "task: Plan the auth refactor: tokens move to the session store"
@@ -47,6 +47,12 @@ def test_lines_name_project_task_turn_and_tool():
     assert lines[5] == lines[3]  # a result names the file of the call it answers
     assert lines[6] == f"project: src cache redesign | {task}"
     assert lines[7] == f"project: src cache redesign | {task} | asked: now run the tests | tool: Bash"
+    # the BM25 documents' lines leave the task out: the turn's own request still names the topic
+    asked = "asked: Plan the auth refactor: tokens move to the session store"
+    shipped = context.lines(SESSION)
+    assert shipped[1] == "project: src cache redesign"
+    assert shipped[5] == f"project: src cache redesign | {asked} | tool: Read …/app/auth/middleware.py"
+    assert shipped[7] == "project: src cache redesign | asked: now run the tests | tool: Bash"
 
 
 def test_lines_do_not_depend_on_row_order_or_other_sessions():

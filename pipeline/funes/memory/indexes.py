@@ -6,7 +6,8 @@ manifest keeps its memory-mapped files alive, a reader that loses the race reloa
 
     index/manifest.json         format, model, dim, covered rows + probes of both tables, segments
     index/facets.<gen>/         per-row facet arrays (memory/facets.py), appended in place
-    index/bm25.<n>/             BM25 segment over chunk rows [start, end) (memory/bm25.py)
+    index/bm25.<n>/             BM25 segment over chunk rows [start, end) (memory/bm25.py); a row's
+                                document is its context line + its text (memory/contexts.py)
     index/faiss.<n>.index       faiss segment over vectors.lance rows [start, end) (memory/vecindex.py)
 
 Incremental, LSM-style: `refresh` reads only the rows appended since the manifest (text, facets and
