@@ -180,15 +180,50 @@ def render(model_id: str, max_len: int, n: int, summary: dict, evidence: dict) -
     return "\n".join(lines)
 
 
+def refresh_cost(rounds: int = 2) -> dict:
+    """The stored memory's whole lexical side rebuilt by `indexes.refresh`, with the shipped
+    documents (context line + text) vs the text alone, alternating; best of `rounds` each."""
+    import shutil
+    import time
+
+    from funes.memory import Memory, contexts, indexes
+
+    mem = Memory.resolve(None).require()
+    shipped, earlier = contexts.documents, indexes._earlier
+    best: dict[str, float] = {}
+    for _ in range(rounds):
+        for how in ("text", "context"):
+            shutil.rmtree(indexes.index_dir(mem), ignore_errors=True)
+            if how == "text":  # what a document was before: the chunk text alone
+                contexts.documents = lambda rows, earlier: [r["text"] for r in rows]  # type: ignore[assignment]
+                indexes._earlier = lambda ds, table: []  # type: ignore[assignment]
+            t0 = time.perf_counter()
+            stats = indexes.refresh(mem)
+            best[how] = min(best.get(how, 1e9), time.perf_counter() - t0)
+            contexts.documents, indexes._earlier = shipped, earlier
+    n = stats["rows"]
+    return {
+        "rows": n,
+        "refresh_text_s": round(best["text"], 2),
+        "refresh_context_s": round(best["context"], 2),
+        "refresh_text_chunks_per_s": round(n / best["text"]),
+        "refresh_context_chunks_per_s": round(n / best["context"]),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", type=Path, default=CORPUS)
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--cost", type=int, metavar="N", default=0, help="also time both poolings on N chunks (above)")
+    ap.add_argument("--refresh-cost", action="store_true", help="also time the lexical index rebuild both ways")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="funes-window-") as tmp:
         os.environ["FUNES_HOME"] = tmp
         rows = stored_chunks(args.corpus)
+        refreshed = refresh_cost() if args.refresh_cost else None
+    if refreshed:
+        print("\n" + json.dumps(refreshed, indent=1))
     model_id, tk, max_len = model_tokenizer()
     measured = measure([r["text"] for r in rows], tk, max_len)
     summary = summarise(rows, measured, max_len)
@@ -200,6 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     report = {"model": model_id, "max_seq_length": max_len, "by_block_type": summary, "devset_evidence": evidence}
     report |= {"cost": costs} if costs else {}
+    report |= {"refresh_cost": refreshed} if refreshed else {}
     args.out.write_text(json.dumps(report, indent=1))
     return 0
 
