@@ -127,10 +127,15 @@ def _state_rows(files: list[Path], sessions: pa.ChunkedArray) -> list[dict]:
     out: list[dict] = []
     for f in files:
         names = set(pq.read_schema(f).names)
-        t = _with_defaults(pq.read_table(f, columns=[c for c in DOC_COLUMNS if c in names]))
+        # the three small columns first: most sessions lie in one shard, so most files stop here
+        t = _with_defaults(pq.read_table(f, columns=[c for c in ("session_id", "role", "block_type") if c in names]))
         kind = t["block_type"]
         state = pc.or_(pc.and_(pc.equal(t["role"], "user"), pc.equal(kind, "text")), pc.equal(kind, "tool_use"))
-        out += t.filter(pc.and_(pc.is_in(t["session_id"], wanted), state)).to_pylist()
+        mask = pc.and_(pc.is_in(t["session_id"], wanted), state)
+        if not pc.any(mask).as_py():
+            continue
+        full = _with_defaults(pq.read_table(f, columns=[c for c in DOC_COLUMNS if c in names]))
+        out += full.filter(mask).to_pylist()
     return out
 
 
