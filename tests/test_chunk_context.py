@@ -120,3 +120,14 @@ def test_an_incremental_index_finds_a_later_chunk_by_its_sessions_task_and_tool_
     indexes.index_dir(fresh).joinpath(indexes.MANIFEST).unlink()
     indexes.refresh(fresh)  # rebuilt in one pass: the same ranking as the incremental build
     assert _lexical(fresh, "zeppelin") == _lexical(mem, "zeppelin")
+
+
+def test_a_session_id_with_quotes_is_looked_up_verbatim():
+    from funes.memory import indexes
+    from retrieval_support import chunk_rows, memory_with
+
+    sid = 'it\'s "odd" \\ id'
+    mem = memory_with(_turns(sid, 0, [("user", "Plan the zeppelin migration", "text")]))
+    mem.chunks.append(chunk_rows(_turns(sid, 1, [("assistant", "done, see the notes", "text")])))
+    indexes.refresh(mem)
+    assert _lexical(mem, "zeppelin") == [f"{sid}-t0", f"{sid}-t1"]  # the later row read its turn's request
