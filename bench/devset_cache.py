@@ -23,7 +23,7 @@ class DiskMemoEmbedder:
     """The real embedder behind a persistent memo; quacks like funes.models.embedder.Embedder."""
 
     def __init__(self, real, path: Path):
-        self._real, self.path = real, path
+        self._real, self.cache_path = real, path  # not `path`: that is the model folder (Embedder.path)
         self.stamp = f"{real.model_id}|{getattr(real, 'backend', '?')}"
         self._memo: dict[bytes, np.ndarray] = {}
         self.loaded = self.embedded = self.reused = 0
@@ -34,9 +34,9 @@ class DiskMemoEmbedder:
         return getattr(self._real, name)
 
     def _load(self) -> None:
-        if not self.path.is_file():
+        if not self.cache_path.is_file():
             return
-        with np.load(self.path, allow_pickle=False) as z:
+        with np.load(self.cache_path, allow_pickle=False) as z:
             if str(z["stamp"]) != self.stamp:
                 return  # another model or backend: start afresh
             keys, vecs = z["keys"], z["vectors"]
@@ -44,15 +44,15 @@ class DiskMemoEmbedder:
         self.loaded = len(self._memo)
 
     def save(self) -> None:
-        if self.embedded == 0 and self.path.is_file():
+        if self.embedded == 0 and self.cache_path.is_file():
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.cache_path.parent.mkdir(parents=True, exist_ok=True)
         # raw digests as (n, 20) uint8: a bytes dtype ("S20") would drop trailing NUL bytes of a digest
         keys = np.frombuffer(b"".join(self._memo), dtype=np.uint8).reshape(-1, 20)
         vecs = np.stack(list(self._memo.values())).astype(np.float32) if self._memo else np.zeros((0, self._real.dim))
-        tmp = self.path.with_suffix(".tmp.npz")
+        tmp = self.cache_path.with_suffix(".tmp.npz")
         np.savez(tmp, stamp=np.array(self.stamp), keys=keys, vectors=vecs)
-        tmp.replace(self.path)
+        tmp.replace(self.cache_path)
 
     def seed(self, texts: list[str], vectors: np.ndarray) -> None:
         """Adopt vectors the same model already made (e.g. an embedded memory's rows)."""
@@ -83,7 +83,7 @@ class DiskMemoEmbedder:
         return {
             "model_id": self._real.model_id,
             "backend": getattr(self._real, "backend", "?"),
-            "cache": str(self.path),
+            "cache": str(self.cache_path),
             "cached_before": self.loaded,
             "embedded_now": self.embedded,
             "reused": self.reused,

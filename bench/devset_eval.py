@@ -40,6 +40,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import devset_cache  # noqa: E402
+import devset_contexts  # noqa: E402
+import devset_windows  # noqa: E402
 from devset.questions import QUESTIONS, is_hit, load  # noqa: E402
 
 CORPUS = HERE.parents[1] / "shared" / "corpus"
@@ -76,11 +78,26 @@ class Asker:
         # recall()'s own defaults, so a one-leg request differs from `funes recall` only in its legs
         params = inspect.signature(rc.recall).parameters
         self._defaults = [params[n].default for n in ("candidates", "half_life", "recency_floor", "neighbors")]
+        self.windows = None  # a devset_windows.WindowLeg when --windows asked for one
+        self.contexts = None  # a devset_contexts.ContextLegs when --contexts asked for one
 
     def hits(self, config: str, question: str, k: int):
         from funes.commands import recall as rc
         from funes.retrieval.retriever import cached
 
+        if config in devset_windows.CONFIGS:  # issue 10 items 1-2: the swapped vector leg (devset_windows.py)
+            leg, self.windows.mode = devset_windows.CONFIGS[config]
+            try:
+                return self.hits(leg, question, k)
+            finally:
+                self.windows.mode = None
+        if config in devset_contexts.CONFIGS or config in devset_contexts.VECTOR_CONFIGS:
+            leg, on = {**devset_contexts.CONFIGS, **devset_contexts.VECTOR_CONFIGS}[config]
+            self.contexts.on = on
+            try:
+                return self.hits(leg, question, k)
+            finally:
+                self.contexts.on = {}
         if config == "hybrid":  # exactly what `funes recall -k K` runs
             return rc.recall(question, k=k).hits
         req = rc.request(question, k, *self._defaults, None, None)
@@ -182,10 +199,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fusions", help="comma list of fusion specs, one more hybrid config each (e.g. rrf,convex:0.7)")
     ap.add_argument("--scaffold", action="store_true", help="also run BM25 without the questions' framing words")
     ap.add_argument("--all-copies", action="store_true", help="also run hybrid with distinct passages off")
+    # issue 10 items 1-2 (windows and contexts), one block
+    ap.add_argument("--windows", action="store_true", help="also run the vector leg over every token window")
+    ap.add_argument(
+        "--contexts", action="store_true", help="also run BM25 over the text alone (before) and the swap check"
+    )
+    ap.add_argument("--context-vectors", action="store_true", help="with --contexts: the vector leg too (re-embeds)")
     args = ap.parse_args(argv)
     configs = (*CONFIGS, *(f"hybrid {f}" for f in args.fusions.split(","))) if args.fusions else CONFIGS
     configs = (*configs, ALL_COPIES) if args.all_copies else configs
     configs = (*configs, SCAFFOLD) if args.scaffold else configs
+    configs = (*configs, *devset_windows.CONFIGS) if args.windows else configs
+    configs = (*configs, *devset_contexts.CONFIGS) if args.contexts else configs
+    configs = (*configs, *devset_contexts.VECTOR_CONFIGS) if args.contexts and args.context_vectors else configs
     if not args.corpus.is_dir():
         print(f"devset: no corpus at {args.corpus}", file=sys.stderr)
         return 2
@@ -202,7 +228,20 @@ def main(argv: list[str] | None = None) -> int:
         stats = index_corpus(args.corpus)
         memo.save()
         print(f"indexed {stats}; embedder {memo.describe()}", file=sys.stderr)
-        graded = grade(questions, Asker(), args.oracle, configs)
+        asker = Asker()
+        if args.windows:
+            asker.windows = devset_windows.WindowLeg(asker.memory, memo)
+            devset_windows.install(asker.windows)
+            memo.save()
+            stats["windows"] = asker.windows.stats
+            print(f"windows {asker.windows.stats}; embedder {memo.describe()}", file=sys.stderr)
+        if args.contexts:
+            asker.contexts = devset_contexts.ContextLegs(asker.memory, memo if args.context_vectors else None)
+            devset_contexts.install(asker.contexts)
+            memo.save()
+            stats["contexts"] = asker.contexts.stats
+            print(f"contexts {asker.contexts.stats}; embedder {memo.describe()}", file=sys.stderr)
+        graded = grade(questions, asker, args.oracle, configs)
     text, summary = table(questions, graded, configs)
     print(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -12,6 +12,11 @@ max_seq_length windows (no overlap) the chunks would need and how many word piec
 part would cost against today's truncated reads, and for each dev-set question whether its evidence
 lies in the part of its chunk the model reads, straddles the cut, or lies wholly beyond it.
 
+`--cost N` also measures, side by side in this process (alternating, best of 2): embedding N
+sampled chunks with `embed_texts(pool="first")` vs `pool="mean"` (chunks/s, windows per chunk),
+and building the lexical index over every stored chunk with the text alone vs context line + text
+(memory/contexts.py; chunks/s of tokenising + segment building).
+
 Output: a markdown table per block type on stdout, the same in bench/out/embed_window.json.
 """
 
@@ -39,12 +44,49 @@ OUT = HERE / "out" / "embed_window.json"
 
 def stored_chunks(corpus: Path) -> list[dict]:
     from funes.commands import index as ix
-    from funes.memory import Memory
+    from funes.memory import Memory, contexts
 
     rep = ix.index(ix.Options(path=str(corpus), yes=True, no_embed=True))
     if rep.failed:
         raise RuntimeError(f"index failed for {rep.failed[:3]}")
-    return Memory.resolve(None).require().chunks.scan(["text", "block_type", "session_id"]).to_pylist()
+    return Memory.resolve(None).require().chunks.scan(list({"block_type", *contexts.COLUMNS})).to_pylist()
+
+
+def cost(rows: list[dict], n: int, seed: int = 0) -> dict:
+    """Side by side: embedding n sampled chunks first-window vs every window; BM25 text vs context + text."""
+    import random
+    import time
+
+    from funes import models
+    from funes.ingest import windows
+    from funes.ingest.embed import embed_texts
+    from funes.memory import bm25, contexts
+    from funes.memory.tokenize import tokenize_many
+
+    emb = models.load_embedder()
+    sample = random.Random(seed).sample([r["text"] for r in rows], min(n, len(rows)))
+    cuts = windows.cut(sample, windows.tokenizer_of(emb), windows.room(emb))
+    embed_texts(sample[:8], emb, pool="mean")  # warm-up
+    best: dict[str, float] = {}
+    for _ in range(2):
+        for how in ("first", "mean"):
+            t0 = time.perf_counter()
+            embed_texts(sample, emb, pool=how)
+            best[how] = min(best.get(how, 1e9), time.perf_counter() - t0)
+        for how in ("text", "context"):
+            t0 = time.perf_counter()
+            docs = [r["text"] for r in rows] if how == "text" else contexts.documents(rows, [])
+            bm25.build(tokenize_many(docs), 0)
+            best[how] = min(best.get(how, 1e9), time.perf_counter() - t0)
+    return {
+        "embed_chunks": len(sample),
+        "windows_per_chunk": round(sum(map(len, cuts)) / len(sample), 3),
+        "embed_first_chunks_per_s": round(len(sample) / best["first"], 2),
+        "embed_mean_chunks_per_s": round(len(sample) / best["mean"], 2),
+        "bm25_chunks": len(rows),
+        "bm25_text_chunks_per_s": round(len(rows) / best["text"]),
+        "bm25_context_chunks_per_s": round(len(rows) / best["context"]),
+    }
 
 
 def model_tokenizer():
@@ -138,21 +180,62 @@ def render(model_id: str, max_len: int, n: int, summary: dict, evidence: dict) -
     return "\n".join(lines)
 
 
+def refresh_cost(rounds: int = 2) -> dict:
+    """The stored memory's whole lexical side rebuilt by `indexes.refresh`, with the shipped
+    documents (context line + text) vs the text alone, alternating; best of `rounds` each."""
+    import shutil
+    import time
+
+    from funes.memory import Memory, contexts, indexes
+
+    mem = Memory.resolve(None).require()
+    shipped, earlier = contexts.documents, indexes._earlier
+    best: dict[str, float] = {}
+    for _ in range(rounds):
+        for how in ("text", "context"):
+            shutil.rmtree(indexes.index_dir(mem), ignore_errors=True)
+            if how == "text":  # what a document was before: the chunk text alone
+                contexts.documents = lambda rows, earlier: [r["text"] for r in rows]  # type: ignore[assignment]
+                indexes._earlier = lambda ds, table: []  # type: ignore[assignment]
+            t0 = time.perf_counter()
+            stats = indexes.refresh(mem)
+            best[how] = min(best.get(how, 1e9), time.perf_counter() - t0)
+            contexts.documents, indexes._earlier = shipped, earlier
+    n = stats["rows"]
+    return {
+        "rows": n,
+        "refresh_text_s": round(best["text"], 2),
+        "refresh_context_s": round(best["context"], 2),
+        "refresh_text_chunks_per_s": round(n / best["text"]),
+        "refresh_context_chunks_per_s": round(n / best["context"]),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", type=Path, default=CORPUS)
     ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--cost", type=int, metavar="N", default=0, help="also time both poolings on N chunks (above)")
+    ap.add_argument("--refresh-cost", action="store_true", help="also time the lexical index rebuild both ways")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="funes-window-") as tmp:
         os.environ["FUNES_HOME"] = tmp
         rows = stored_chunks(args.corpus)
+        refreshed = refresh_cost() if args.refresh_cost else None
+    if refreshed:
+        print("\n" + json.dumps(refreshed, indent=1))
     model_id, tk, max_len = model_tokenizer()
     measured = measure([r["text"] for r in rows], tk, max_len)
     summary = summarise(rows, measured, max_len)
     evidence = evidence_visibility(rows, measured, load_questions()) if QUESTIONS.is_file() else {}
     print(render(model_id, max_len, len(rows), summary, evidence))
+    costs = cost(rows, args.cost) if args.cost else None
+    if costs:
+        print("\n" + json.dumps(costs, indent=1))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     report = {"model": model_id, "max_seq_length": max_len, "by_block_type": summary, "devset_evidence": evidence}
+    report |= {"cost": costs} if costs else {}
+    report |= {"refresh_cost": refreshed} if refreshed else {}
     args.out.write_text(json.dumps(report, indent=1))
     return 0
 

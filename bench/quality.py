@@ -316,6 +316,9 @@ def main(argv=None) -> int:
     p.add_argument("--k", type=int, default=recall.DEFAULT_K, help="chunks asked per recall")
     p.add_argument("--fusions", help="comma list of fusion specs, one hybrid config each (e.g. rrf,convex:0.7)")
     p.add_argument("--cache", help="text -> vector cache file kept between runs (bench/devset_cache.py)")
+    # issue 10 item 2 (contexts), one block
+    p.add_argument("--contexts", action="store_true", help="also run BM25 over each chunk's context line + text")
+    p.add_argument("--context-vectors", action="store_true", help="with --contexts: the vector leg too (re-embeds)")
     p.add_argument("--locomo-convs", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--out", default=str(HERE / "out" / "quality.json"))
     args = p.parse_args(argv)
@@ -332,7 +335,8 @@ def main(argv=None) -> int:
         memo = devset_cache.install(Path(args.cache))
     else:
         memo = recall.memoize_embedder()
-    configs, missing = recall.configs(args.fusions.split(",") if args.fusions else None)
+    extra = [*recall.CONTEXTS, *(recall.CONTEXT_VECTORS if args.context_vectors else [])] if args.contexts else []
+    configs, missing = recall.configs(args.fusions.split(",") if args.fusions else None, extra)
     results = {
         "command": "python bench/quality.py " + " ".join(argv if argv is not None else sys.argv[1:]),
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),

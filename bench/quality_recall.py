@@ -7,11 +7,14 @@ ordering); the reranker is a constructor argument (None = fused order).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 import numpy as np
+
+import devset_contexts
 
 DEFAULT_K = 50  # chunks per recall: enough distinct sessions for session hit@10 (legs go max(30, k) deep)
 HEADLINE = "hybrid"
@@ -28,6 +31,7 @@ class Config:
     fusion: str | None = None  # a funes.retrieval.hybrid.parse spec; None = the shipped default
     scaffold: bool = True  # False: BM25 drops the question's framing words (tokenize.SCAFFOLD)
     distinct: bool = True  # False: keep copies of one passage (retrieval/distinct.py off)
+    contexts: tuple[tuple[str, str], ...] = ()  # (leg, variant) swapped in (bench/devset_contexts.py)
 
     def describe(self) -> dict:
         return {
@@ -39,6 +43,7 @@ class Config:
             "fusion": self.fusion,
             "scaffold": self.scaffold,
             "distinct": self.distinct,
+            **({"contexts": dict(self.contexts)} if self.contexts else {}),
         }
 
 
@@ -54,6 +59,16 @@ ABLATIONS = [  # each change switched alone, side by side with the shipped hybri
     Config("hybrid w/o framing words", scaffold=False),
     Config("hybrid, all copies", distinct=False),
 ]
+
+
+def _swapped(table: dict) -> list[Config]:
+    legs = {"bm25": ("bm25",), "vector": ("vector",), "hybrid": ("vector", "bm25")}
+    return [Config(name, legs=legs[leg], contexts=tuple(on.items())) for name, (leg, on) in table.items()]
+
+
+# `--contexts` / `--context-vectors` (issue 10 item 2): legs with and without each chunk's context line
+CONTEXTS = _swapped(devset_contexts.CONFIGS)
+CONTEXT_VECTORS = _swapped(devset_contexts.VECTOR_CONFIGS)
 RERANK = Config("hybrid+rerank", rerank=True)
 RECENCY = [
     Config("hybrid+rec30d (orig)", half_life=30.0, floor=0.0),
@@ -71,7 +86,7 @@ def reranker_available() -> bool:
         return False
 
 
-def configs(fusions: list[str] | None = None) -> tuple[list[Config], list[dict]]:
+def configs(fusions: list[str] | None = None, extra=()) -> tuple[list[Config], list[dict]]:
     """(configs to run, placeholders for those that cannot run here); `fusions` adds one hybrid per spec."""
     from funes.retrieval import rerank
 
@@ -81,7 +96,7 @@ def configs(fusions: list[str] | None = None) -> tuple[list[Config], list[dict]]
             *RECENCY,
             Config(f"hybrid+rec30d f{rerank.RECENCY_FLOOR}", half_life=30.0, floor=rerank.RECENCY_FLOOR),
         ]
-    base = [*BASE, *(Config(f"hybrid {f}", fusion=f) for f in fusions or []), *ABLATIONS]
+    base = [*BASE, *(Config(f"hybrid {f}", fusion=f) for f in fusions or []), *ABLATIONS, *extra]
     if reranker_available():
         return [*base, RERANK, *recency], []
     return [*base, *recency], [{"name": RERANK.name, "na": NO_RERANKER}]
@@ -100,6 +115,7 @@ class Searcher:
         embedder = self._embedder = models.load_embedder()  # the memo when memoize_embedder() ran first
         self._plain = Retriever(memory, embedder=embedder, reranker=None)
         self._rerank = Retriever(memory, embedder=embedder, reranker=AUTO)
+        self._memory, self._contexts = memory, None
 
     def embed(self, question: str) -> None:
         self._embedder.encode_query(" ".join(question.split()))
@@ -107,6 +123,8 @@ class Searcher:
     def search(self, question: str, cfg: Config, k: int, now: datetime | None) -> list[tuple[str, int, int, int]]:
         """Ranked (session_id, seq, chunk length in chars, legs that found it) of the hits."""
         r = self._rerank if cfg.rerank else self._plain
+        if cfg.contexts:
+            return self._with_contexts(question, cfg, k, now)
         res = r.recall(
             question,
             k=k,
@@ -120,6 +138,17 @@ class Searcher:
             now=now.timestamp() if now is not None else None,
         )
         return [(h.session_id, h.seq, len(h.text), len(h.ranks)) for h in res.hits]
+
+    def _with_contexts(self, question: str, cfg: Config, k: int, now: datetime | None):
+        want_vectors = "vector" in dict(cfg.contexts)
+        if self._contexts is None or (want_vectors and self._contexts.vectors is None):
+            self._contexts = devset_contexts.ContextLegs(self._memory, self._embedder if want_vectors else None)
+        devset_contexts.install(self._contexts)
+        self._contexts.on = dict(cfg.contexts)
+        try:
+            return self.search(question, dataclasses.replace(cfg, contexts=()), k, now)
+        finally:
+            self._contexts.on = {}
 
     def close(self) -> None:
         self._plain = self._rerank = None

@@ -60,12 +60,13 @@ def test_segment_scores_equal_bm25s(tmp_path, cuts, query):
 
 
 def test_the_memorys_lexical_leg_equals_bm25s(funes_home):
-    """The same through a real memory: Lance rows, indexes.refresh, the loaded Indexes."""
-    from funes.memory import indexes
+    """The same through a real memory: Lance rows, indexes.refresh, the loaded Indexes; a document
+    is the chunk's context line + its text (memory/contexts.py)."""
+    from funes.memory import contexts, indexes
 
     mem = memory_with(session("s", DOCS))
     ix = indexes.load(mem)
-    tokens = tokenize_many(DOCS)
+    tokens = tokenize_many(contexts.documents(mem.chunks.scan(contexts.COLUMNS).to_pylist(), []))
     for query in QUERIES:
         terms = query_terms(query)
         rows, scores = ix.lexical(terms, len(DOCS))

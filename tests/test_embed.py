@@ -95,3 +95,42 @@ def test_embed_texts_sends_longest_first_and_scatters_back():
     vectors = embed_texts(texts, fake)
     assert fake.calls == [["dddd", "ccc", "bb", "a"]]
     assert vectors[:, 0].tolist() == [2, 1, 4, 3, 1] and vectors.dtype == np.float32
+
+
+# ---- windows (issue 10 item 1): every part of a long chunk reaches the vector leg ------------------
+
+LONG = (
+    "The parser keeps a streaming buffer of records and flushes it every few hundred lines. " * 30
+    + "Finally the deploy failed because the kubernetes ingress certificate expired on the staging cluster."
+)
+
+
+def test_windows_cover_every_word_piece_and_fit_the_model(minilm):
+    from funes.ingest import windows
+
+    tk, room = windows.tokenizer_of(minilm), windows.room(minilm)
+    assert room == minilm.max_seq_length - 2  # MiniLM has no passage prefix
+    [cut], [short] = windows.cut([LONG], tk, room), windows.cut(["ok"], tk, room)
+    assert short == ["ok"] and cut[0] == LONG  # the first window is the text: its vector is today's
+    assert len(cut) >= 3
+    for w in cut[1:]:
+        assert len(tk.encode(w, add_special_tokens=False).ids) <= room and w in LONG
+    assert LONG.endswith(cut[-1])  # the tail is read
+    # consecutive windows overlap: each later window starts inside the one before
+    firsts = [len(tk.encode(w, add_special_tokens=False).ids) for w in cut]
+    assert firsts[0] > room and all(n <= room for n in firsts[1:])
+    assert all(cut[i + 1][:20] in (LONG if i == 0 else cut[i]) for i in range(len(cut) - 1))
+
+
+def test_mean_pooling_reads_the_tail_first_window_does_not(minilm):
+    tail = minilm.encode_query("why did the deploy fail: expired kubernetes ingress certificate")
+    first = embed_texts([LONG], minilm, pool="first")[0]
+    mean = embed_texts([LONG], minilm, pool="mean")[0]
+    np.testing.assert_allclose(first, minilm.encode([LONG])[0], atol=1e-6)  # "first" is the old path
+    assert abs(float(np.linalg.norm(mean)) - 1.0) < 1e-5
+    assert float(mean @ tail) > float(first @ tail) + 0.05
+    # a short text has one window: both poolings give its one vector
+    both = embed_texts(["ok", LONG], minilm, pool="mean")
+    np.testing.assert_allclose(both, np.stack([minilm.encode(["ok"])[0], mean]), atol=1e-5)
+    with pytest.raises(ValueError, match="unknown window pooling"):
+        embed_texts([LONG], minilm, pool="max")

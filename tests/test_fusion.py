@@ -98,7 +98,10 @@ def test_question_framing_does_not_drive_the_lexical_leg(funes_home):
     assert lexical_terms("what happened first") == query_terms("what happened first")  # nothing else left
     assert "first-run" in lexical_terms("the first-run wizard")  # an identifier stays whole
     # a passage that only shares the framing words no longer outranks the one about the question's subject
-    rows = session("s", ["we first decided, in the end, to say what really happened", "pre-commit hook bypassed"])
+    # both assistant turns: neither carries the other's words in its context line (memory/contexts.py)
+    rows = session(
+        "s", ["we first decided, in the end, to say what really happened", "pre-commit hook bypassed"], role="assistant"
+    )
     mem = memory_with(rows)
     stripped = _recall(mem, "when did we first decide about the hook", k=1, scaffold=False).hits
     assert [h.text for h in stripped] == ["pre-commit hook bypassed"]

@@ -346,3 +346,32 @@ def test_a_hub_bound_mcp_server_recalls_local_and_hub_turns_as_one_ranking(remot
     out = text(result)
     assert "get late late-t0 --memory local\n" in out
     assert f"--memory {remote.uri}\n" in out
+
+
+def test_context_lines_span_shards_and_rank_as_the_publishers(remote, models):
+    """A session's first request is published in one shard, its later tool result in the next: the
+    reader's segment for the second shard reads the first, so BM25 ranks as the publisher's memory."""
+    from dataclasses import replace
+
+    from funes.commands.recall import answer, request
+
+    call = '[tool_use Read] {"file_path": "/srv/app/billing/invoice_totals.py"}'
+    first = session("ctx", ["Plan the zeppelin migration of the billing service", call], ts="2026-06-20T00:00:00.000Z")
+    first[1] |= {"block_type": "tool_use", "tool_name": "Read"}
+    _add(first + _rows(range(2)))
+    remote.publish()
+    later = [{**session("ctx", ["x"] * 3)[2], "text": "[tool_result Read] def total(): ...", "role": "user"}]
+    _add([later[0] | {"block_type": "tool_result", "tool_name": "Read", "ts": "2026-06-20T00:00:01.000Z"}])
+    remote.publish()
+    queries = ["zeppelin migration", "invoice_totals.py"]
+
+    def lexical(q: str, spec: str | None):  # the BM25 leg alone, through the real answer path
+        req = replace(request(q, 6, 30, 0, 0.98, 0, None, None), legs=("bm25",))
+        return answer(spec, lambda r: r.run(req))
+
+    local = [lexical(q, None) for q in queries]
+    remote.machine("reader")
+    far = [lexical(q, remote.repo) for q in queries]
+    for a, b in zip(local, far):
+        assert _ids(a) == _ids(b) and _scores(a) == _scores(b)
+        assert "ctx-t2" in [h.turn_uuid for h in b.hits]  # its own text names neither

@@ -6,7 +6,8 @@ manifest keeps its memory-mapped files alive, a reader that loses the race reloa
 
     index/manifest.json         format, model, dim, covered rows + probes of both tables, segments
     index/facets.<gen>/         per-row facet arrays (memory/facets.py), appended in place
-    index/bm25.<n>/             BM25 segment over chunk rows [start, end) (memory/bm25.py)
+    index/bm25.<n>/             BM25 segment over chunk rows [start, end) (memory/bm25.py); a row's
+                                document is its context line + its text (memory/contexts.py)
     index/faiss.<n>.index       faiss segment over vectors.lance rows [start, end) (memory/vecindex.py)
 
 Incremental, LSM-style: `refresh` reads only the rows appended since the manifest (text, facets and
@@ -35,7 +36,7 @@ import numpy as np
 
 from funes import paths
 from funes.errors import FunesError
-from funes.memory import bm25, facets, lock, vecindex
+from funes.memory import bm25, contexts, facets, lock, vecindex
 from funes.memory.atomic import read_json, write_json
 from funes.memory.tokenize import tokenize_many
 
@@ -50,6 +51,9 @@ class IndexDamaged(FunesError):
 READ_BATCH = 20_000  # rows read + tokenised per step (bounds memory on a first build)
 MAX_SEGMENTS = 24
 TEXT_COLUMNS = ["text", "session_id", "seq", "block_type", "harness", "ts"]
+# what a BM25 document is; a manifest built for another one has its text side rebuilt
+DOCUMENTS = "context-line+text/1"  # memory/contexts.py documents()
+DOC_COLUMNS = list(dict.fromkeys([*TEXT_COLUMNS, *contexts.COLUMNS]))
 
 
 # ---- manifest ------------------------------------------------------------------------------
@@ -107,6 +111,7 @@ def damage(memory, man: dict | None = None) -> str | None:
 def _empty_manifest(generation: int, counter: int) -> dict:
     return {
         "format": FORMAT,
+        "documents": DOCUMENTS,
         "generation": generation,
         "counter": counter,
         "chunks": {"rows": 0, "version": None, "probes": {}},
@@ -171,7 +176,7 @@ def refresh(memory, progress=None) -> dict:
     stamp = memory.manifest()
     model, dim = stamp.get("embedding_model"), stamp.get("dim")
     man = json.loads(json.dumps(old)) if old else None
-    if man is None or not _same_lineage(man["chunks"], chunks, n):
+    if man is None or not _same_lineage(man["chunks"], chunks, n) or man.get("documents") != DOCUMENTS:
         stats["rebuilt"].append("text")
         gen, counter = _next_generation(folder, old)
         man = _empty_manifest(gen, counter)
@@ -262,15 +267,40 @@ def _index_text(chunks, man: dict, folder: Path, n: int, say) -> int:
     for lo in range(man["chunks"]["rows"], n, READ_BATCH):
         hi = min(lo + READ_BATCH, n)
         say(f"indexing text rows {lo}-{hi} of {n}", True)
-        table = _read(chunks, TEXT_COLUMNS, lo, hi)
+        table = _read(chunks, DOC_COLUMNS, lo, hi)
         man["facets"] = facets.append(fdir, lo, man["facets"], table)
-        seg = bm25.build(tokenize_many(table["text"].to_pylist()), lo)
+        docs = contexts.documents(table.to_pylist(), _earlier(chunks, table))
+        seg = bm25.build(tokenize_many(docs), lo)
         name = _next_name(man, "bm25")
         bm25.save(seg, folder / name)
         man["bm25"].append({"dir": name, "start": lo, "end": hi, "tokens": int(np.sum(seg.doclen, dtype=np.float64))})
         man["chunks"]["rows"] = hi
         merged += _merge_bm25(man, folder)
     return merged
+
+
+def _earlier(ds, table) -> list[dict]:
+    """The stored rows of the sessions in `table` that a context line reads (contexts.carries_state).
+
+    One filtered scan, not a read of every earlier row: it may also return rows of `table` itself
+    or stored after it, which sort after the rows they could affect (sessions are appended in
+    order) or repeat what the batch holds, so the lines are those of the earlier rows alone."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    sessions = pc.unique(table["session_id"]).to_pylist()
+    if not sessions:
+        return []
+    quoted = ", ".join("'" + s.replace("'", "''") + "'" for s in sessions)
+    state = "((role = 'user' AND block_type = 'text') OR block_type = 'tool_use')"
+    have = set(ds.schema.names)
+    got = ds.to_table(
+        columns=[c for c in contexts.COLUMNS if c in have], filter=f"session_id IN ({quoted}) AND {state}"
+    )
+    for c in contexts.COLUMNS:
+        if c not in have:  # an old table without the column: empty values
+            got = got.append_column(c, pa.array([""] * got.num_rows, pa.string()))
+    return got.to_pylist()
 
 
 def _read(ds, columns: list[str], lo: int, hi: int):

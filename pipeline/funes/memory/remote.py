@@ -147,15 +147,17 @@ class RemoteMemory:
         checks = _Verified(self.path / VERIFIED)
         snap = Snapshot(self.commit or "", self.offline, self.manifest or {}, [], [], [])
         clock = {"fetch": 0.0, "index": 0.0}
+        key = ""
         for i, e in enumerate(entries, 1):
             t0 = time.perf_counter()
             local, fetched = self._fetch(e, checks, say, f"[{i}/{len(entries)}]")
             if fetched:
                 snap.downloaded.append(e["path"])
             shard = sh.Shard(e["path"], e["sha256"], int(e["rows"]), local)
-            folder = self.path / e["sha256"]
+            key = sh.segment_key(key, e["sha256"])
+            folder = self.path / key
             t1 = time.perf_counter()
-            meta, built = sh.ensure_segment(shard, folder, say)
+            meta, built = sh.ensure_segment(shard, folder, say, snap.shards)
             clock["fetch"] += t1 - t0
             clock["index"] += time.perf_counter() - t1
             if built:

@@ -8,7 +8,10 @@ Each shard gets its own segment folder, named by the shard's sha256:
     bm25/           BM25 segment over the shard's rows (memory/bm25.py), rows numbered from 0
     faiss.index     faiss segment over the shard's vectors (memory/vecindex.py), id = row in shard
 
-These are the local memory's segment kinds, built by the same code. A folder is built in a
+These are the local memory's segment kinds, built by the same code. A BM25 document carries its
+chunk's context line (memory/contexts.py), which reads earlier rows of the chunk's session, and
+those can lie in earlier shards: a segment is therefore named by a key chained over the shards up
+to its own (`segment_key`), so it is rebuilt exactly when a shard before it changed. A folder is built in a
 temporary sibling and renamed into place, so a reader sees a whole segment or none, and it never
 changes afterwards (the shard cannot). A snapshot lays the shards end to end: shard i holds rows
 [offset_i, offset_i + rows_i) of one virtual table, the order the publisher's memory had them in,
@@ -27,11 +30,11 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from funes.memory import bm25, facets, vecindex
-from funes.memory.indexes import TEXT_COLUMNS, Indexes
+from funes.memory import bm25, contexts, facets, vecindex
+from funes.memory.indexes import DOC_COLUMNS, DOCUMENTS, Indexes
 from funes.memory.tokenize import tokenize_many
 
-FORMAT = 1
+FORMAT = 2  # 2: BM25 documents are context line + text (indexes.DOCUMENTS), folders keyed by segment_key
 SEGMENT = "segment.json"
 READ_BATCH = 20_000  # rows read + tokenised per step while building a segment (bounds memory)
 
@@ -57,8 +60,16 @@ def read_segment(folder: Path) -> dict | None:
     return meta if isinstance(meta, dict) and meta.get("format") == FORMAT else None
 
 
-def ensure_segment(shard: Shard, folder: Path, say=None) -> tuple[dict, bool]:
-    """The shard's segment metadata, building the folder first when it is not there; (meta, built)."""
+def segment_key(previous: str, shard_sha: str) -> str:
+    """The folder name of a shard's segment: its sha chained with the key of the shard before it."""
+    import hashlib
+
+    return hashlib.sha256(f"{DOCUMENTS}:{previous}:{shard_sha}".encode()).hexdigest()
+
+
+def ensure_segment(shard: Shard, folder: Path, say=None, earlier: list[Shard] | None = None) -> tuple[dict, bool]:
+    """The shard's segment metadata, building the folder first when it is not there; (meta, built).
+    `earlier`: the shards before it, in order (their rows can change its context lines)."""
     meta = read_segment(folder)
     if meta is not None:
         return meta, False
@@ -66,7 +77,7 @@ def ensure_segment(shard: Shard, folder: Path, say=None) -> tuple[dict, bool]:
         say(f"indexing {shard.path} ({shard.rows} chunks)", True)
     tmp = folder.with_name(f".{folder.name}.{uuid.uuid4().hex[:8]}.tmp")
     try:
-        meta = build_segment(shard.local, tmp)
+        meta = build_segment(shard.local, tmp, [e.local for e in earlier or []])
         if folder.exists():  # a partial folder of an older format, or a concurrent builder's
             shutil.rmtree(folder, ignore_errors=True)
         try:
@@ -79,8 +90,9 @@ def ensure_segment(shard: Shard, folder: Path, say=None) -> tuple[dict, bool]:
     return meta, True
 
 
-def build_segment(parquet: Path, folder: Path) -> dict:
-    """Facets, one BM25 segment and one faiss segment over every row of one Parquet shard."""
+def build_segment(parquet: Path, folder: Path, earlier: list[Path] | None = None) -> dict:
+    """Facets, one BM25 segment and one faiss segment over every row of one Parquet shard;
+    `earlier` = the Parquet files of the shards before it, in order."""
     import pyarrow.parquet as pq
 
     folder.mkdir(parents=True)
@@ -89,10 +101,13 @@ def build_segment(parquet: Path, folder: Path) -> dict:
     fac: dict = {}
     parts: list[bm25.Segment] = []
     rows = 0
-    for batch in pf.iter_batches(batch_size=READ_BATCH, columns=[c for c in TEXT_COLUMNS if c in have]):
+    before = _state_rows(earlier or [], pq.read_table(parquet, columns=["session_id"])["session_id"])
+    for batch in pf.iter_batches(batch_size=READ_BATCH, columns=[c for c in DOC_COLUMNS if c in have]):
         table = _with_defaults(pa.Table.from_batches([batch]))
         fac = facets.append(folder / "facets", rows, fac, table)
-        parts.append(bm25.build(tokenize_many(table["text"].to_pylist()), rows))
+        batch_rows = table.to_pylist()
+        parts.append(bm25.build(tokenize_many(contexts.documents(batch_rows, before)), rows))
+        before += [r for r in batch_rows if contexts.carries_state(r["role"], r["block_type"])]
         rows += table.num_rows
     seg = bm25.merge(parts) if len(parts) > 1 else parts[0] if parts else bm25.build([], 0)
     bm25.save(seg, folder / "bm25")
@@ -103,8 +118,29 @@ def build_segment(parquet: Path, folder: Path) -> dict:
     return meta
 
 
+def _state_rows(files: list[Path], sessions: pa.ChunkedArray) -> list[dict]:
+    """Rows of earlier shards, in order, of the given sessions that a context line reads."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    wanted = pc.unique(sessions)
+    out: list[dict] = []
+    for f in files:
+        names = set(pq.read_schema(f).names)
+        # the three small columns first: most sessions lie in one shard, so most files stop here
+        t = _with_defaults(pq.read_table(f, columns=[c for c in ("session_id", "role", "block_type") if c in names]))
+        kind = t["block_type"]
+        state = pc.or_(pc.and_(pc.equal(t["role"], "user"), pc.equal(kind, "text")), pc.equal(kind, "tool_use"))
+        mask = pc.and_(pc.is_in(t["session_id"], wanted), state)
+        if not pc.any(mask).as_py():
+            continue
+        full = _with_defaults(pq.read_table(f, columns=[c for c in DOC_COLUMNS if c in names]))
+        out += full.filter(mask).to_pylist()
+    return out
+
+
 def _with_defaults(table: pa.Table) -> pa.Table:
-    for c in TEXT_COLUMNS:
+    for c in DOC_COLUMNS:
         if c not in table.schema.names:  # a shard without a facet column: empty values
             table = table.append_column(c, pa.array([""] * table.num_rows, pa.string()))
     return table
