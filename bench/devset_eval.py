@@ -113,6 +113,22 @@ def grade(questions, asker: Asker, oracle: bool = False, configs=CONFIGS) -> dic
     return out
 
 
+def dump_legs(questions, asker: Asker, path: Path) -> None:
+    import zlib
+
+    import fusion_dump
+    from funes.retrieval.retriever import cached
+
+    r = cached(asker.memory)
+    with path.open("w", encoding="utf-8") as f:
+        for q in questions:
+            legs, rows = fusion_dump.legs_of(r, q.question, DEEP)
+            recs = fusion_dump.row_records(r, rows)
+            half = "AB"[zlib.crc32(q.id.encode()) & 1]  # the same fixed halves as bench/quality.py
+            grade = lambda rec, q=q: is_hit(q, rec["session_id"], rec["text"])  # noqa: E731
+            f.write(fusion_dump.line("devset", q.id, half, q.question, legs, rows, recs, grade) + "\n")
+
+
 def metrics(ranks: list[dict]) -> dict[str, float]:
     n = max(len(ranks), 1)
 
@@ -182,6 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fusions", help="comma list of fusion specs, one more hybrid config each (e.g. rrf,convex:0.7)")
     ap.add_argument("--scaffold", action="store_true", help="also run BM25 without the questions' framing words")
     ap.add_argument("--all-copies", action="store_true", help="also run hybrid with distinct passages off")
+    ap.add_argument("--dump", type=Path, help="write both legs per question (bench/fusion_dump.py) to this file")
     args = ap.parse_args(argv)
     configs = (*CONFIGS, *(f"hybrid {f}" for f in args.fusions.split(","))) if args.fusions else CONFIGS
     configs = (*configs, ALL_COPIES) if args.all_copies else configs
@@ -203,6 +220,8 @@ def main(argv: list[str] | None = None) -> int:
         memo.save()
         print(f"indexed {stats}; embedder {memo.describe()}", file=sys.stderr)
         graded = grade(questions, Asker(), args.oracle, configs)
+        if args.dump:  # what the fusion sees per question, for bench/fusion_tune.py
+            dump_legs(questions, Asker(), args.dump)
     text, summary = table(questions, graded, configs)
     print(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -88,12 +88,14 @@ def index_haystack(hs: data.Haystack, tmp: Path) -> tuple[dict, dict]:
 
 
 def ask_haystack(
-    hs: data.Haystack, turn_map: dict, configs: list[recall.Config], k: int, rows: dict, timing: dict
+    hs: data.Haystack, turn_map: dict, configs: list[recall.Config], k: int, rows: dict, timing: dict, dump=None
 ) -> None:
     """Ask every question under every config; append per-question metric rows to rows[config]."""
     searcher = recall.open_memory(Path(os.environ["FUNES_HOME"]))
     try:
         for q in hs.questions:
+            if dump is not None:
+                dump_question(searcher, hs, q, turn_map, max(k, 30), dump)
             t0 = time.monotonic()
             searcher.embed(q.text)  # once per question; every config reuses it (timed apart)
             timing["query embed"] = timing.get("query embed", 0.0) + time.monotonic() - t0
@@ -111,7 +113,22 @@ def ask_haystack(
         searcher.close()
 
 
-def run_suite(name: str, haystacks: list[data.Haystack], configs, k: int, log) -> dict:
+def dump_question(searcher, hs: data.Haystack, q: data.Question, turn_map: dict, pool: int, dump) -> None:
+    """One line of what the fusion sees for q (bench/fusion_dump.py): gold = 1 gold session, +2 gold turn."""
+    import fusion_dump
+
+    legs, row_ids = fusion_dump.legs_of(searcher._plain, q.text, pool)
+    recs = fusion_dump.row_records(searcher._plain, row_ids)
+
+    def gold(rec) -> int:
+        turn = turn_map.get((rec["session_id"], rec["seq"]))
+        return (rec["session_id"] in q.gold_sessions) + 2 * (turn in q.gold_turns)
+
+    suite = hs.name.split("/")[0]
+    dump.write(fusion_dump.line(suite, q.qid, half(q.qid), q.text, legs, row_ids, recs, gold) + "\n")
+
+
+def run_suite(name: str, haystacks: list[data.Haystack], configs, k: int, log, dump=None) -> dict:
     rows: dict[str, list] = {}
     timing: dict[str, float] = {}
     index_stats = []
@@ -120,7 +137,7 @@ def run_suite(name: str, haystacks: list[data.Haystack], configs, k: int, log) -
         with tempfile.TemporaryDirectory(prefix="funes-quality-") as tmp:
             turn_map, stats = index_haystack(hs, Path(tmp))
             index_stats.append(stats)
-            ask_haystack(hs, turn_map, configs, k, rows, timing)
+            ask_haystack(hs, turn_map, configs, k, rows, timing, dump)
         log(
             f"  {name} [{i}/{len(haystacks)}] {hs.name}: {stats['sessions']} sessions, {stats['chunks']} chunks, "
             f"indexed in {stats['index_s']}s, {len(hs.questions)} questions"
@@ -316,6 +333,8 @@ def main(argv=None) -> int:
     p.add_argument("--k", type=int, default=recall.DEFAULT_K, help="chunks asked per recall")
     p.add_argument("--fusions", help="comma list of fusion specs, one hybrid config each (e.g. rrf,convex:0.7)")
     p.add_argument("--cache", help="text -> vector cache file kept between runs (bench/devset_cache.py)")
+    p.add_argument("--save-every", type=float, default=0.0, help="with --cache: also save it every N seconds")
+    p.add_argument("--dump", help="write what the fusion sees per question to this JSON-lines file")
     p.add_argument("--locomo-convs", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--out", default=str(HERE / "out" / "quality.json"))
     args = p.parse_args(argv)
@@ -329,7 +348,7 @@ def main(argv=None) -> int:
     if args.cache:
         import devset_cache
 
-        memo = devset_cache.install(Path(args.cache))
+        memo = devset_cache.install(Path(args.cache), args.save_every)
     else:
         memo = recall.memoize_embedder()
     configs, missing = recall.configs(args.fusions.split(",") if args.fusions else None)
@@ -343,10 +362,11 @@ def main(argv=None) -> int:
         "suites": [],
     }
     saved = os.environ.get("FUNES_HOME")
+    dump = open(args.dump, "w", encoding="utf-8") if args.dump else None  # noqa: SIM115 (closed below)
     try:
         for name, haystacks in suites(args):
             log(f"{name}: {len(haystacks)} haystack(s), {sum(len(h.questions) for h in haystacks)} questions")
-            results["suites"].append(run_suite(name, haystacks, configs, args.k, log))
+            results["suites"].append(run_suite(name, haystacks, configs, args.k, log, dump))
             log(
                 render({**results, "suites": results["suites"][-1:]})
                 + render_halves({"suites": results["suites"][-1:]})
@@ -358,6 +378,8 @@ def main(argv=None) -> int:
             os.environ["FUNES_HOME"] = saved
         if args.cache:
             memo.save()
+        if dump is not None:
+            dump.close()
     results["elapsed_s"] = round(time.monotonic() - started, 1)
     results["embedder"] = memo.describe()
     text = (
