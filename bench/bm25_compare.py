@@ -14,7 +14,10 @@ each variant's raw top 8 (no fusion, no recency, no distinct pass).
   funes tokens at k1 1.5; funes tokens scored by bm25s at k1 1.2 (checks the two scorers agree).
 
 Prints hit@1/3/8 and MRR per variant (all, per kind), and the questions each of funes / plain finds
-in its top 8 that the other does not, with both ranks.
+in its top 8 that the other does not, with both ranks. `--locomo` ranks LoCoMo's 1,982 questions
+with the main variants too (session hit@1/5), since a tokeniser change must hold on both.
+The `=word` exact-form variant, funes's copy with Lucene stopwords and the one without stemming
+are document-side changes measured here only: funes's own tokenizer is unchanged.
 """
 
 from __future__ import annotations
@@ -117,11 +120,64 @@ def metrics(ranks: list[int | None]) -> dict[str, float]:
     }
 
 
+LOCOMO_VARIANTS = ("funes", "plain bm25s", "plain + stemmer", "funes + exact word forms")
+
+
+def locomo(log) -> dict:
+    """The same variants on LoCoMo (session hit@1/5 over each variant's top 50 chunks, per conversation)."""
+    import quality_data
+    from funes.commands import index as ix
+    from funes.memory import Memory
+    from funes.retrieval.retriever import RecallRequest, Retriever
+    from quality_writers import claude_root, codex_root, write_haystack
+
+    rows: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for hs in quality_data.locomo_haystacks():
+        with tempfile.TemporaryDirectory(prefix="funes-bm25cmp-locomo-") as tmp:
+            home = Path(tmp) / "home"
+            write_haystack(home, hs.sessions, cwd="/home/bench/locomo")
+            os.environ["FUNES_HOME"] = str(Path(tmp) / "funes")
+            for root, harness in ((claude_root(home), "claude"), (codex_root(home), "codex")):
+                if root.is_dir():
+                    ix.index(ix.Options(path=str(root), harness=harness, yes=True, no_embed=True))
+            memory = Memory.resolve(None).require()
+            table = memory.chunks.scan(["text", "session_id"])
+            texts, sessions = table["text"].to_pylist(), table["session_id"].to_pylist()
+            retriever = Retriever(memory, embedder=None, reranker=None)
+            lx = retriever.indexes()
+
+            def funes_leg(query: str, retriever=retriever, lx=lx):
+                legs = retriever.legs(lx, RecallRequest(query, k=DEEP, candidates=DEEP, legs=("bm25",)))
+                return [int(r) for r in legs["bm25"][0]]
+
+            search = {
+                "funes": funes_leg,
+                "plain bm25s": bm25s_variant(texts, plain_tokens(False), 1.5, 0.75),
+                "plain + stemmer": bm25s_variant(texts, plain_tokens(True), 1.5, 0.75),
+                "funes + exact word forms": bm25s_variant(texts, funes_variant(surface=True), 1.2, 0.75),
+            }
+            for q in hs.questions:
+                for name, fn in search.items():
+                    ranked = list(dict.fromkeys(sessions[r] for r in fn(q.text)))
+                    first = next((i for i, sid in enumerate(ranked) if sid in q.gold_sessions), None)
+                    rows[name].append((float(first == 0), float(first is not None and first < 5)))
+        log(f"  locomo {hs.name}: {len(hs.questions)} questions")
+    return {
+        n: {
+            "n": len(v),
+            "hit@1": round(100 * sum(a for a, _ in v) / len(v), 1),
+            "hit@5": round(100 * sum(b for _, b in v) / len(v), 1),
+        }
+        for n, v in rows.items()
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", type=Path, default=CORPUS)
     ap.add_argument("--questions", type=Path, default=QUESTIONS)
     ap.add_argument("--out", type=Path, default=HERE / "out" / "bm25_compare.json")
+    ap.add_argument("--locomo", action="store_true", help="also rank LoCoMo (session hit@1/5) with the main variants")
     args = ap.parse_args(argv)
     questions = load(args.questions)
     with tempfile.TemporaryDirectory(prefix="funes-bm25cmp-") as tmp:
@@ -189,8 +245,14 @@ def main(argv: list[str] | None = None) -> int:
         for q in questions:
             if q.id in ids:
                 print(f"  {q.id} {q.kind:<12} {a} #{ranks[a][q.id]}  {q.question[:90]}")
+    report = {"summary": summary, "ranks": ranks, "only": only}
+    if args.locomo:
+        report["locomo"] = locomo(lambda m: print(m, file=sys.stderr, flush=True))
+        print("\nLoCoMo (1,982 questions, session level over each variant's top 50 chunks):")
+        for name, m in report["locomo"].items():
+            print(f"  {name:<28} hit@1 {m['hit@1']:5.1f}  hit@5 {m['hit@5']:5.1f}  (n {m['n']})")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"summary": summary, "ranks": ranks, "only": only}, indent=1))
+    args.out.write_text(json.dumps(report, indent=1))
     return 0
 
 

@@ -10,6 +10,8 @@ the dev set (pool 30, k = 8, recency not replayed: the shipped 0.98 floor only b
 Rule (half B is never read for the choice): a candidate's score is the number of half-A questions
 it gains or loses against the better single leg of each suite, summed over suites and over
 hit@1 and hit@5 (dev set: hit@1 and hit@8); the largest wins (ties: the simpler spec, listed first).
+Also printed: each candidate's worst shortfall against the better leg in points over suites and
+those metrics (the issue's "never below a leg"), and the candidate with the smallest one.
 """
 
 from __future__ import annotations
@@ -93,6 +95,17 @@ def margin(t: dict, suite: str, half: str, spec: str) -> float:
     return sum(cells[spec][m] - max(cells["bm25"][m], cells["vector"][m]) for m in CHOICE.get(suite, CHOICE_DEFAULT))
 
 
+def worst(t: dict, half: str, spec: str) -> float:
+    """The largest shortfall against the better single leg, in points, over suites and the two metrics."""
+    out = []
+    for suite, halves in t.items():
+        cells = halves[half]
+        for m in CHOICE.get(suite, CHOICE_DEFAULT):
+            n = max(cells[spec]["n"], 1)
+            out.append(100 * (cells[spec][m] - max(cells["bm25"][m], cells["vector"][m])) / n)
+    return min(out)
+
+
 def pct(cell: dict, m: str) -> str:
     return f"{100 * cell[m] / max(cell['n'], 1):5.1f}"
 
@@ -108,7 +121,11 @@ def report(t: dict, specs: list[str]) -> str:
             cells.append(
                 f"{s} " + " | ".join("/".join(pct(t[s][h][spec], m) for m in ms).replace(" ", "") for h in "AB")
             )
-        lines.append(f"{spec:<22} vs better leg A {a:+6.0f} B {b:+6.0f}   " + "   ".join(cells))
+        wa, wb = (worst(t, h, spec) for h in "AB") if spec not in ("bm25", "vector") else (0.0, 0.0)
+        lines.append(
+            f"{spec:<18} vs better leg: questions A {a:+5.0f} B {b:+5.0f}, worst suite A {wa:+5.1f} B {wb:+5.1f}   "
+            + "   ".join(cells)
+        )
     return "\n".join(lines)
 
 
@@ -122,6 +139,8 @@ def main(argv: list[str]) -> int:
     cands = [s for s in specs if s not in ("bm25", "vector")]
     best = max(cands, key=lambda s: (sum(margin(t, x, "A", s) for x in t), -cands.index(s)))
     print(f"chosen on half A: {best}")
+    safest = max(cands, key=lambda s: (worst(t, "A", s), sum(margin(t, x, "A", s) for x in t), -cands.index(s)))
+    print(f"smallest worst-suite shortfall on half A: {safest}")
     return 0
 
 

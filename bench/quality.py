@@ -128,6 +128,25 @@ def dump_question(searcher, hs: data.Haystack, q: data.Question, turn_map: dict,
     dump.write(fusion_dump.line(suite, q.qid, half(q.qid), q.text, legs, row_ids, recs, gold) + "\n")
 
 
+class NotCached(Exception):
+    """--cached-only: a haystack asked for a text the vector cache does not hold."""
+
+
+def cached_only(memo) -> None:
+    """Make the disk memo refuse to embed document texts (queries still embed): such haystacks are skipped."""
+    real = memo.encode
+
+    def encode(texts, batch_size: int = 64):
+        texts = list(texts)
+        if any(devset_key(t) not in memo._memo for t in texts):
+            raise NotCached
+        return real(texts, batch_size=batch_size)
+
+    from devset_cache import _key as devset_key
+
+    memo.encode = encode
+
+
 def run_suite(name: str, haystacks: list[data.Haystack], configs, k: int, log, dump=None) -> dict:
     rows: dict[str, list] = {}
     timing: dict[str, float] = {}
@@ -135,7 +154,11 @@ def run_suite(name: str, haystacks: list[data.Haystack], configs, k: int, log, d
     t0 = time.monotonic()
     for i, hs in enumerate(haystacks, 1):
         with tempfile.TemporaryDirectory(prefix="funes-quality-") as tmp:
-            turn_map, stats = index_haystack(hs, Path(tmp))
+            try:
+                turn_map, stats = index_haystack(hs, Path(tmp))
+            except NotCached:
+                log(f"  {name} [{i}/{len(haystacks)}] {hs.name}: skipped (--cached-only: texts not in the cache)")
+                continue
             index_stats.append(stats)
             ask_haystack(hs, turn_map, configs, k, rows, timing, dump)
         log(
@@ -334,6 +357,7 @@ def main(argv=None) -> int:
     p.add_argument("--fusions", help="comma list of fusion specs, one hybrid config each (e.g. rrf,convex:0.7)")
     p.add_argument("--cache", help="text -> vector cache file kept between runs (bench/devset_cache.py)")
     p.add_argument("--save-every", type=float, default=0.0, help="with --cache: also save it every N seconds")
+    p.add_argument("--cached-only", action="store_true", help="with --cache: skip haystacks it does not fully hold")
     p.add_argument("--dump", help="write what the fusion sees per question to this JSON-lines file")
     p.add_argument("--locomo-convs", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--out", default=str(HERE / "out" / "quality.json"))
@@ -349,6 +373,8 @@ def main(argv=None) -> int:
         import devset_cache
 
         memo = devset_cache.install(Path(args.cache), args.save_every)
+        if args.cached_only:
+            cached_only(memo)
     else:
         memo = recall.memoize_embedder()
     configs, missing = recall.configs(args.fusions.split(",") if args.fusions else None)
