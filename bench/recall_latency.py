@@ -161,7 +161,7 @@ def tiny_reranker(tmp: Path):
 
     loader = models.load_reranker
     try:
-        return loader(path)
+        return loader(str(path))  # the model id is a string (a local folder is one too)
     except TypeError:
         return None
 
@@ -262,6 +262,7 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=40)
     ap.add_argument("--skip-cold", action="store_true")
     ap.add_argument("--skip-switch", action="store_true")
+    ap.add_argument("--skip-rerank", action="store_true", help="no pass with the tests' tiny cross-encoder")
     ap.add_argument("--workdir", help="keep (and reuse) the built memories here instead of a temp dir")
     ap.add_argument("--fusions", help="comma list of fusion specs: warm recall without rerank under each")
     ap.add_argument("--vector-cache", help="a bench/devset_cache.py file the real embedder reads through")
@@ -294,7 +295,7 @@ def main() -> None:
             row["warm_no_rerank"] = warm(Retriever(mem, reranker=None), qs)
             for spec in args.fusions.split(",") if args.fusions else []:  # side by side, same memory
                 row[f"warm_no_rerank {spec}"] = warm(Retriever(mem, reranker=None), qs, fusion=spec)
-            ce = tiny_reranker(tmp)
+            ce = None if args.skip_rerank else tiny_reranker(tmp)
             if ce is not None:
                 row["warm_tiny_rerank"] = warm(Retriever(mem, reranker=ce), qs)
             row.update(refresh_costs(table, vecs, model))
