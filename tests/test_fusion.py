@@ -110,6 +110,19 @@ def _recall(mem, query, **kw):
     return Retriever(mem, embedder=FakeEmbedder(), reranker=None).recall(query, neighbors=0, half_life=0, **kw)
 
 
+def test_the_legs_a_benchmark_replays_are_the_ones_recall_fuses(funes_home):
+    from funes.retrieval import hybrid
+    from funes.retrieval.retriever import RecallRequest, Retriever
+
+    texts = ["pin the parser version", "parser crashed on ENOENT", "we chose lance", "vector index rebuild", "x"]
+    mem = memory_with(session("a", texts) + session("b", [t + " again" for t in texts]))
+    r = Retriever(mem, embedder=FakeEmbedder(), reranker=None)
+    for spec in ("mm:0.8", "conf:0.8:4:5", "z:0.65+1"):
+        req = RecallRequest("parser ENOENT crash", k=6, candidates=6, neighbors=0, half_life=0, fusion=spec)
+        replay = hybrid.fuse(r.legs(r.indexes(), req), req.pool, hybrid.parse(spec))
+        assert [h.row for h in r.run(req).hits] == [f.row for f in replay][: req.k], spec
+
+
 def test_copies_of_one_text_answer_once_with_the_best_copy(funes_home):
     out = "error: ENOSPC no space left on device while writing cache"
     rows = session("a", ["start", out, "retry", out, "done"]) + session("b", [out + "  ", "unrelated words"])
