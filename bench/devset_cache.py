@@ -22,8 +22,9 @@ def _key(text: str) -> bytes:
 class DiskMemoEmbedder:
     """The real embedder behind a persistent memo; quacks like funes.models.embedder.Embedder."""
 
-    def __init__(self, real, path: Path):
+    def __init__(self, real, path: Path, save_every_s: float = 0.0):
         self._real, self.cache_path = real, path  # not `path`: that is the model folder (Embedder.path)
+        self.save_every_s, self._saved_at = save_every_s, time.monotonic()  # 0 = save only when asked
         self.stamp = f"{real.model_id}|{getattr(real, 'backend', '?')}"
         self._memo: dict[bytes, np.ndarray] = {}
         self.loaded = self.embedded = self.reused = 0
@@ -72,6 +73,9 @@ class DiskMemoEmbedder:
             self.seconds += time.perf_counter() - t0
             self.embedded += len(missing)
             self._memo.update(zip(missing, np.asarray(vecs, dtype=np.float32)))
+            if self.save_every_s and time.monotonic() - self._saved_at > self.save_every_s:
+                self.save()  # a long fill killed at a deadline keeps what it embedded
+                self._saved_at = time.monotonic()
         if not texts:
             return self._real.encode([], batch_size=batch_size)
         return np.stack([self._memo[k] for k in keys]).astype(np.float32, copy=False)
@@ -91,13 +95,13 @@ class DiskMemoEmbedder:
         }
 
 
-def install(path: Path) -> DiskMemoEmbedder:
+def install(path: Path, save_every_s: float = 0.0) -> DiskMemoEmbedder:
     """Route funes.models.load_embedder (used by index and recall) through one disk memo in this process."""
     from funes import models
 
     orig = models.load_embedder
     real = orig()
-    memo = DiskMemoEmbedder(real, path)
+    memo = DiskMemoEmbedder(real, path, save_every_s)
     models.load_embedder = lambda model_id=None: memo if model_id in (None, real.model_id) else orig(model_id)
     return memo
 

@@ -130,6 +130,22 @@ def grade(questions, asker: Asker, oracle: bool = False, configs=CONFIGS) -> dic
     return out
 
 
+def dump_legs(questions, asker: Asker, path: Path) -> None:
+    import zlib
+
+    import fusion_dump
+    from funes.retrieval.retriever import cached
+
+    r = cached(asker.memory)
+    with path.open("w", encoding="utf-8") as f:
+        for q in questions:
+            legs, rows = fusion_dump.legs_of(r, q.question, DEEP)
+            recs = fusion_dump.row_records(r, rows)
+            half = "AB"[zlib.crc32(q.id.encode()) & 1]  # the same fixed halves as bench/quality.py
+            grade = lambda rec, q=q: is_hit(q, rec["session_id"], rec["text"])  # noqa: E731
+            f.write(fusion_dump.line("devset", q.id, half, q.question, legs, rows, recs, grade) + "\n")
+
+
 def metrics(ranks: list[dict]) -> dict[str, float]:
     n = max(len(ranks), 1)
 
@@ -205,6 +221,7 @@ def main(argv: list[str] | None = None) -> int:
         "--contexts", action="store_true", help="also run BM25 over the text alone (before) and the swap check"
     )
     ap.add_argument("--context-vectors", action="store_true", help="with --contexts: the vector leg too (re-embeds)")
+    ap.add_argument("--dump", type=Path, help="write both legs per question (bench/fusion_dump.py) to this file")
     args = ap.parse_args(argv)
     configs = (*CONFIGS, *(f"hybrid {f}" for f in args.fusions.split(","))) if args.fusions else CONFIGS
     configs = (*configs, ALL_COPIES) if args.all_copies else configs
@@ -242,6 +259,8 @@ def main(argv: list[str] | None = None) -> int:
             stats["contexts"] = asker.contexts.stats
             print(f"contexts {asker.contexts.stats}; embedder {memo.describe()}", file=sys.stderr)
         graded = grade(questions, asker, args.oracle, configs)
+        if args.dump:  # what the fusion sees per question, for bench/fusion_tune.py
+            dump_legs(questions, asker, args.dump)
     text, summary = table(questions, graded, configs)
     print(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)

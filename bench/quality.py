@@ -88,12 +88,14 @@ def index_haystack(hs: data.Haystack, tmp: Path) -> tuple[dict, dict]:
 
 
 def ask_haystack(
-    hs: data.Haystack, turn_map: dict, configs: list[recall.Config], k: int, rows: dict, timing: dict
+    hs: data.Haystack, turn_map: dict, configs: list[recall.Config], k: int, rows: dict, timing: dict, dump=None
 ) -> None:
     """Ask every question under every config; append per-question metric rows to rows[config]."""
     searcher = recall.open_memory(Path(os.environ["FUNES_HOME"]))
     try:
         for q in hs.questions:
+            if dump is not None:
+                dump_question(searcher, hs, q, turn_map, max(k, 30), dump)
             t0 = time.monotonic()
             searcher.embed(q.text)  # once per question; every config reuses it (timed apart)
             timing["query embed"] = timing.get("query embed", 0.0) + time.monotonic() - t0
@@ -111,16 +113,54 @@ def ask_haystack(
         searcher.close()
 
 
-def run_suite(name: str, haystacks: list[data.Haystack], configs, k: int, log) -> dict:
+def dump_question(searcher, hs: data.Haystack, q: data.Question, turn_map: dict, pool: int, dump) -> None:
+    """One line of what the fusion sees for q (bench/fusion_dump.py): gold = 1 gold session, +2 gold turn."""
+    import fusion_dump
+
+    legs, row_ids = fusion_dump.legs_of(searcher._plain, q.text, pool)
+    recs = fusion_dump.row_records(searcher._plain, row_ids)
+
+    def gold(rec) -> int:
+        turn = turn_map.get((rec["session_id"], rec["seq"]))
+        return (rec["session_id"] in q.gold_sessions) + 2 * (turn in q.gold_turns)
+
+    suite = hs.name.split("/")[0]
+    dump.write(fusion_dump.line(suite, q.qid, half(q.qid), q.text, legs, row_ids, recs, gold) + "\n")
+
+
+class NotCached(Exception):
+    """--cached-only: a haystack asked for a text the vector cache does not hold."""
+
+
+def cached_only(memo) -> None:
+    """Make the disk memo refuse to embed document texts (queries still embed): such haystacks are skipped."""
+    real = memo.encode
+
+    def encode(texts, batch_size: int = 64):
+        texts = list(texts)
+        if any(devset_key(t) not in memo._memo for t in texts):
+            raise NotCached
+        return real(texts, batch_size=batch_size)
+
+    from devset_cache import _key as devset_key
+
+    memo.encode = encode
+
+
+def run_suite(name: str, haystacks: list[data.Haystack], configs, k: int, log, dump=None) -> dict:
     rows: dict[str, list] = {}
     timing: dict[str, float] = {}
     index_stats = []
     t0 = time.monotonic()
     for i, hs in enumerate(haystacks, 1):
         with tempfile.TemporaryDirectory(prefix="funes-quality-") as tmp:
-            turn_map, stats = index_haystack(hs, Path(tmp))
+            try:
+                turn_map, stats = index_haystack(hs, Path(tmp))
+            except NotCached:
+                log(f"  {name} [{i}/{len(haystacks)}] {hs.name}: skipped (--cached-only: texts not in the cache)")
+                continue
             index_stats.append(stats)
-            ask_haystack(hs, turn_map, configs, k, rows, timing)
+            ask_haystack(hs, turn_map, configs, k, rows, timing, dump)
         log(
             f"  {name} [{i}/{len(haystacks)}] {hs.name}: {stats['sessions']} sessions, {stats['chunks']} chunks, "
             f"indexed in {stats['index_s']}s, {len(hs.questions)} questions"
@@ -319,6 +359,9 @@ def main(argv=None) -> int:
     # issue 10 item 2 (contexts), one block
     p.add_argument("--contexts", action="store_true", help="also run BM25 over each chunk's context line + text")
     p.add_argument("--context-vectors", action="store_true", help="with --contexts: the vector leg too (re-embeds)")
+    p.add_argument("--save-every", type=float, default=0.0, help="with --cache: also save it every N seconds")
+    p.add_argument("--cached-only", action="store_true", help="with --cache: skip haystacks it does not fully hold")
+    p.add_argument("--dump", help="write what the fusion sees per question to this JSON-lines file")
     p.add_argument("--locomo-convs", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--out", default=str(HERE / "out" / "quality.json"))
     args = p.parse_args(argv)
@@ -332,7 +375,9 @@ def main(argv=None) -> int:
     if args.cache:
         import devset_cache
 
-        memo = devset_cache.install(Path(args.cache))
+        memo = devset_cache.install(Path(args.cache), args.save_every)
+        if args.cached_only:
+            cached_only(memo)
     else:
         memo = recall.memoize_embedder()
     extra = [*recall.CONTEXTS, *(recall.CONTEXT_VECTORS if args.context_vectors else [])] if args.contexts else []
@@ -347,10 +392,11 @@ def main(argv=None) -> int:
         "suites": [],
     }
     saved = os.environ.get("FUNES_HOME")
+    dump = open(args.dump, "w", encoding="utf-8") if args.dump else None  # noqa: SIM115 (closed below)
     try:
         for name, haystacks in suites(args):
             log(f"{name}: {len(haystacks)} haystack(s), {sum(len(h.questions) for h in haystacks)} questions")
-            results["suites"].append(run_suite(name, haystacks, configs, args.k, log))
+            results["suites"].append(run_suite(name, haystacks, configs, args.k, log, dump))
             log(
                 render({**results, "suites": results["suites"][-1:]})
                 + render_halves({"suites": results["suites"][-1:]})
@@ -362,6 +408,8 @@ def main(argv=None) -> int:
             os.environ["FUNES_HOME"] = saved
         if args.cache:
             memo.save()
+        if dump is not None:
+            dump.close()
     results["elapsed_s"] = round(time.monotonic() - started, 1)
     results["embedder"] = memo.describe()
     text = (

@@ -120,15 +120,16 @@ def pct(xs: list[float], p: float) -> float:
     return float(np.percentile(np.asarray(xs) * 1000, p)) if xs else float("nan")
 
 
-def warm(retriever, qs: list[str], rounds: int = 2) -> dict:
+def warm(retriever, qs: list[str], rounds: int = 2, fusion: str | None = None) -> dict:
     """p50/p95 ms of the whole recall and of each stage (first pass over the queries is warm-up)."""
+    opts = {"fusion": fusion} if fusion else {}
     for q in qs[:3]:
-        retriever.recall(q)
+        retriever.recall(q, **opts)
     total, stages = [], {s: [] for s in STAGES}
     for _ in range(rounds):
         for q in qs:
             t0 = time.perf_counter()
-            res = retriever.recall(q)
+            res = retriever.recall(q, **opts)
             total.append(time.perf_counter() - t0)
             for s in STAGES:
                 stages[s].append(res.timings.get(s, 0.0))
@@ -160,7 +161,7 @@ def tiny_reranker(tmp: Path):
 
     loader = models.load_reranker
     try:
-        return loader(path)
+        return loader(str(path))  # the model id is a string (a local folder is one too)
     except TypeError:
         return None
 
@@ -261,8 +262,16 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=40)
     ap.add_argument("--skip-cold", action="store_true")
     ap.add_argument("--skip-switch", action="store_true")
+    ap.add_argument("--skip-rerank", action="store_true", help="no pass with the tests' tiny cross-encoder")
     ap.add_argument("--workdir", help="keep (and reuse) the built memories here instead of a temp dir")
+    ap.add_argument("--fusions", help="comma list of fusion specs: warm recall without rerank under each")
+    ap.add_argument("--vector-cache", help="a bench/devset_cache.py file the real embedder reads through")
     args = ap.parse_args()
+    if args.vector_cache:  # the corpus's chunks were embedded before: only queries are embedded now
+        sys.path.insert(0, str(REPO / "bench"))
+        import devset_cache
+
+        devset_cache.install(Path(args.vector_cache))
     report: dict = {"cpus": len(os.sched_getaffinity(0))}
     with tempfile.TemporaryDirectory(prefix="funes-recall-bench-") as d:
         tmp = Path(args.workdir or d)
@@ -284,7 +293,9 @@ def main() -> None:
             row["load_avg"] = os.getloadavg()
             row["warm_index_only"] = warm(Retriever(mem, embedder=CachedQueryVectors(vecs, model), reranker=None), qs)
             row["warm_no_rerank"] = warm(Retriever(mem, reranker=None), qs)
-            ce = tiny_reranker(tmp)
+            for spec in args.fusions.split(",") if args.fusions else []:  # side by side, same memory
+                row[f"warm_no_rerank {spec}"] = warm(Retriever(mem, reranker=None), qs, fusion=spec)
+            ce = None if args.skip_rerank else tiny_reranker(tmp)
             if ce is not None:
                 row["warm_tiny_rerank"] = warm(Retriever(mem, reranker=ce), qs)
             row.update(refresh_costs(table, vecs, model))

@@ -57,10 +57,70 @@ def test_fusion_ties_are_deterministic_and_specs_are_checked():
             parse(bad)
 
 
+def test_confidence_aware_fusion_leans_on_the_leg_that_is_sure():
+    from funes.retrieval.hybrid import confident_weights, fuse, parse
+
+    # BM25 and the vector leg disagree on the first passage; their confidence decides it
+    sure_bm25 = legs([(1, 12.0), (3, 2.0), (4, 1.9), (5, 1.8)], [(2, 0.50), (1, 0.49), (3, 0.48), (4, 0.47)])
+    flat_bm25 = legs([(1, 5.0), (3, 4.9), (4, 4.8), (5, 4.7)], [(2, 0.80), (1, 0.49), (3, 0.48), (4, 0.47)])
+    base = parse("conf:0.5")
+    assert [f.row for f in fuse(sure_bm25, 10, base)] == [f.row for f in fuse(sure_bm25, 10, parse("mm:0.5"))]
+    gap = parse("conf:0.5:8:0")
+    assert confident_weights(sure_bm25, gap)["bm25"] > 0.9  # first hit 6x its fourth: BM25 is sure
+    assert fuse(sure_bm25, 10, gap)[0].row == 1
+    cos = parse("conf:0.5:0:20")
+    assert confident_weights(flat_bm25, cos)["vector"] > 0.9  # a passage at cosine 0.8: the vector leg is sure
+    assert fuse(flat_bm25, 10, cos)[0].row == 2
+    # weights always sum to one, so first in both legs is still 1.0 and one leg alone spans [0, 1]
+    w = confident_weights(sure_bm25, parse("conf:0.8:4:8"))
+    assert sum(w.values()) == pytest.approx(1.0)
+    assert fuse(legs([(7, 3.0)], [(7, 0.8)]), 10, parse("conf:0.8:4:8"))[0].normalised == pytest.approx(1.0)
+    only = {"bm25": sure_bm25["bm25"]}
+    assert fuse(only, 10, parse("conf:0.8:4:8"))[0].normalised == pytest.approx(1.0)
+    assert parse("conf:0.8:4:8").spec == "conf:0.8:4:8"
+    for bad in ("conf:0.8:4", "conf:0.8:x:1", "conf:1.2:0:0"):
+        with pytest.raises(ValueError):
+            parse(bad)
+
+
+def test_lift_and_z_score_keep_both_legs_best_in_the_head_of_the_list():
+    from funes.retrieval.hybrid import fuse, parse
+
+    # BM25 (weight 0.8) fills the head; the vector leg's own first row (9) is last of the fused pool
+    both = legs([(1, 9.0), (2, 8.9), (3, 8.8), (4, 8.7)], [(9, 0.9), (4, 0.2), (3, 0.19), (2, 0.18)])
+    plain = [f.row for f in fuse(both, 10, parse("mm:0.8"))]
+    assert plain.index(9) > 1
+    lifted = fuse(both, 10, parse("mm:0.8+1"))
+    assert [f.row for f in lifted][:2] == [plain[0], 9]
+    assert sorted(f.row for f in lifted) == sorted(plain)  # reordered, nothing lost or repeated
+    scores = [f.normalised for f in lifted]
+    assert scores == sorted(scores, reverse=True) and scores[-1] >= 0.0 and scores[0] <= 1.0
+    z = fuse(both, 10, parse("z:0.5"))
+    assert z[0].normalised == pytest.approx(1.0) and z[-1].normalised == pytest.approx(0.0)
+    assert [f.row for f in fuse(both, 10, parse("z:1"))][:3] == [1, 2, 3]  # BM25 alone decides
+    assert fuse(both, 10, parse("z:0"))[0].row == 9  # the vector leg alone decides
+    for bad in ("rrf+1", "mm:0.8+x", "wrrf:0.5+2"):
+        with pytest.raises(ValueError):
+            parse(bad)
+
+
 def _recall(mem, query, **kw):
     from funes.retrieval.retriever import Retriever
 
     return Retriever(mem, embedder=FakeEmbedder(), reranker=None).recall(query, neighbors=0, half_life=0, **kw)
+
+
+def test_the_legs_a_benchmark_replays_are_the_ones_recall_fuses(funes_home):
+    from funes.retrieval import hybrid
+    from funes.retrieval.retriever import RecallRequest, Retriever
+
+    texts = ["pin the parser version", "parser crashed on ENOENT", "we chose lance", "vector index rebuild", "x"]
+    mem = memory_with(session("a", texts) + session("b", [t + " again" for t in texts]))
+    r = Retriever(mem, embedder=FakeEmbedder(), reranker=None)
+    for spec in ("mm:0.8", "conf:0.8:4:5", "z:0.65+1"):
+        req = RecallRequest("parser ENOENT crash", k=6, candidates=6, neighbors=0, half_life=0, fusion=spec)
+        replay = hybrid.fuse(r.legs(r.indexes(), req), req.pool, hybrid.parse(spec))
+        assert [h.row for h in r.run(req).hits] == [f.row for f in replay][: req.k], spec
 
 
 def test_copies_of_one_text_answer_once_with_the_best_copy(funes_home):

@@ -1,6 +1,6 @@
 """Fusion of the vector and BM25 legs into one ranked pool, with a deterministic order.
 
-Three fusions, named by a spec string (`parse`):
+Fusions, named by a spec string (`parse`):
 
 - ``rrf`` — equal-weight reciprocal rank fusion (k=60), the original's.
 - ``wrrf:W`` — weighted RRF: BM25 weighs W, the vector leg 1 - W.
@@ -11,11 +11,15 @@ Three fusions, named by a spec string (`parse`):
   a row one leg did not return gets 0 from it. Unlike RRF it keeps how far ahead a leg's first
   hit is, so a leg that is sure (one passage far above the rest) is not outvoted by a leg that
   is guessing among near-equals — the reason equal-weight RRF ranked below BM25 on LoCoMo.
+- ``conf:W:G:C`` — ``mm`` with BM25's weight set per query from how sure each leg is
+  (`confident_weights`); ``conf:W`` = ``mm:W``.
+- ``z:W`` — each leg's scores as standard deviations above its own list's mean, then weighted.
+- ``+N`` after ``mm``, ``conf`` or ``z`` — the lighter leg's first N rows take places 2, 4, ….
 
-Every fused score is on [0, 1]: 1.0 = first in both legs. DEFAULT (`mm:0.8`) was chosen by
-bench/fusion_choose.py on half A of LoCoMo and LongMemEval and reported on half B (bench/README.md
-"Fusion, framing words, distinct passages"): equal-weight RRF put hybrid 12 points of LoCoMo
-hit@1 below BM25 alone; no fixed weighting beats the vector leg on LongMemEval at the same time.
+Every fused score is on [0, 1]: 1.0 = first in both legs. DEFAULT (`mm:0.8`) was chosen on half A
+of LoCoMo, LongMemEval and the dev set and reported on half B (bench/README.md "Fusion, framing
+words, distinct passages"); the per-query fusions were measured the same way and none beat it on
+half A, so they are reachable by spec only.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 RRF_K = 60
-METHODS = ("rrf", "wrrf", "convex", "mm")
+METHODS = ("rrf", "wrrf", "convex", "mm", "conf", "z")
 DEFAULT = "mm:0.8"
 _FLOOR = {"bm25": 0.0, "vector": -1.0}  # theoretical minimum score of each leg (BM25 >= 0, cosine >= -1)
 
@@ -34,31 +38,44 @@ _FLOOR = {"bm25": 0.0, "vector": -1.0}  # theoretical minimum score of each leg 
 class Fusion:
     method: str = "rrf"
     bm25_weight: float = 0.5  # the vector leg weighs 1 - bm25_weight
+    gap_gain: float = 0.0  # conf: log-odds BM25 gains per unit of its first hit's lead (confident_weights)
+    cos_gain: float = 0.0  # conf: log-odds BM25 loses per unit of the vector leg's best cosine
+    lift: int = 0  # mm / conf: the lighter leg's first `lift` rows take places 2, 4, ... (`_lift`)
 
     def weight(self, leg: str) -> float:
         return self.bm25_weight if leg == "bm25" else 1.0 - self.bm25_weight
 
     @property
     def spec(self) -> str:
-        return self.method if self.method == "rrf" else f"{self.method}:{self.bm25_weight:g}"
+        lift = f"+{self.lift}" if self.lift else ""
+        if self.method == "conf":
+            return f"conf:{self.bm25_weight:g}:{self.gap_gain:g}:{self.cos_gain:g}{lift}"
+        return self.method if self.method == "rrf" else f"{self.method}:{self.bm25_weight:g}{lift}"
 
 
 def parse(spec: str) -> Fusion:
     """`rrf`, `wrrf:W`, `convex:W` or `mm:W` (W = BM25's weight in [0, 1]); ValueError names what is wrong."""
-    method, _, weight = spec.strip().partition(":")
+    spec, _, lift = spec.strip().partition("+")
+    method, _, weight = spec.partition(":")
+    if lift and (method not in ("mm", "conf", "z") or not lift.isdigit()):
+        raise ValueError(f"fusion {spec}+{lift}: only mm, conf and z take +N (a whole number of lifted rows)")
     if method not in METHODS:
         raise ValueError(f"unknown fusion {spec!r} (one of rrf, wrrf:W, convex:W, mm:W)")
     if method == "rrf":
         if weight:
             raise ValueError("rrf takes no weight (use wrrf:W)")
         return Fusion()
+    weight, *gains = weight.split(":") if method == "conf" else [weight]
+    if gains and len(gains) != 2:
+        raise ValueError(f"fusion {spec!r}: conf takes W or W:GAP_GAIN:COS_GAIN, e.g. conf:0.8:4:8")
     try:
         w = float(weight)
+        gap_gain, cos_gain = (float(x) for x in gains) if gains else (0.0, 0.0)
     except ValueError:
         raise ValueError(f"fusion {spec!r} needs BM25's weight, e.g. {method}:0.7") from None
     if not 0.0 <= w <= 1.0:
         raise ValueError(f"fusion weight {w:g} is outside [0, 1]")
-    return Fusion(method, w)
+    return Fusion(method, w, gap_gain, cos_gain, int(lift or 0))
 
 
 @dataclass
@@ -99,19 +116,105 @@ def fuse(legs: dict[str, tuple[np.ndarray, np.ndarray]], limit: int, fusion: Fus
         for f in pool.values():
             f.scale = scale
         return _ordered(pool, limit)
-    total = sum(fusion.weight(n) for n in legs) or 1.0  # one leg alone still spans [0, 1]
+    weights = confident_weights(legs, fusion) if fusion.method == "conf" else {n: fusion.weight(n) for n in legs}
+    if fusion.method == "z":
+        return _zfuse(pool, legs, weights, fusion, limit)
+    total = sum(weights.values()) or 1.0  # one leg alone still spans [0, 1]
     for name, (rows, scores) in legs.items():
         s = np.asarray(scores, dtype=np.float64)
         if not len(s):
             continue
-        low = float(s.min()) if fusion.method == "mm" else _FLOOR.get(name, float(s.min()))
+        low = _FLOOR.get(name, float(s.min())) if fusion.method == "convex" else float(s.min())
         span = float(s.max()) - low
         norm = (s - low) / span if span > 0 else np.ones(len(s))
         for row, v in zip(np.asarray(rows).tolist(), norm.tolist()):
-            pool[row].score += fusion.weight(name) * max(v, 0.0) / total
+            pool[row].score += weights[name] * max(v, 0.0) / total
     for f in pool.values():
         f.scale = 1.0
-    return _ordered(pool, limit)
+    ordered = _ordered(pool, len(pool))
+    if fusion.lift and len(legs) == 2:
+        ordered = _lift(ordered, legs[min(weights, key=lambda n: (weights[n], n))][0], fusion.lift)
+    return ordered[:limit]
+
+
+def _zfuse(pool: dict[int, Fused], legs, weights: dict[str, float], fusion: Fusion, limit: int) -> list[Fused]:
+    """z-score fusion: each leg's scores as standard deviations above its list's mean, so a leg
+    whose first hit stands far out of its list outweighs one whose list is flat; a row a leg did
+    not return gets that leg's lowest z. The sum is then min-max mapped onto [0, 1]."""
+    total = sum(weights.values()) or 1.0
+    for name, (rows, scores) in legs.items():
+        s = np.asarray(scores, dtype=np.float64)
+        if not len(s):
+            continue
+        sd = float(s.std())
+        z = (s - s.mean()) / sd if sd > 0 else np.zeros(len(s))
+        seen = set()
+        for row, v in zip(np.asarray(rows).tolist(), z.tolist()):
+            pool[row].score += weights[name] * v / total
+            seen.add(row)
+        low = float(z.min())
+        for row, f in pool.items():
+            if row not in seen:
+                f.score += weights[name] * low / total
+    vals = [f.score for f in pool.values()]
+    lo, hi = min(vals, default=0.0), max(vals, default=0.0)
+    for f in pool.values():
+        f.score = (f.score - lo) / (hi - lo) if hi > lo else 1.0
+        f.scale = 1.0
+    ordered = _ordered(pool, len(pool))
+    if fusion.lift and len(legs) == 2:
+        ordered = _lift(ordered, legs[min(weights, key=lambda n: (weights[n], n))][0], fusion.lift)
+    return ordered[:limit]
+
+
+def _lift(ordered: list[Fused], lighter: np.ndarray, n: int) -> list[Fused]:
+    """Give the lighter leg's first `n` rows the 2nd, 4th, ... places (unless already above them), so
+    the list's head always holds both legs' best; each lifted row takes the score of the row it
+    precedes, which keeps scores non-increasing (and ties keep this order downstream)."""
+    by_row = {f.row: f for f in ordered}
+    queue = [by_row[r] for r in np.asarray(lighter).tolist()[:n] if r in by_row]
+    out: list[Fused] = []
+    placed: set[int] = set()
+    rest = iter(ordered)
+    while len(out) < len(ordered):
+        if len(out) % 2 == 1 and queue:
+            f = queue.pop(0)
+            if f.row not in placed:
+                out.append(f)
+                placed.add(f.row)
+            continue
+        f = next(rest)
+        if f.row not in placed:
+            out.append(f)
+            placed.add(f.row)
+            queue = [q for q in queue if q.row not in placed]
+    for i in range(len(out) - 2, -1, -1):
+        out[i].score = max(out[i].score, out[i + 1].score)
+    return out
+
+
+CONF_TAIL = 3  # BM25's first score is compared with the one at this rank
+CONF_CENTRE = (0.3, 0.55)  # typical BM25 gap and top cosine (MiniLM), so W alone is the usual weight
+
+
+def confident_weights(legs: dict[str, tuple[np.ndarray, np.ndarray]], fusion: Fusion) -> dict[str, float]:
+    """Per-query leg weights from how sure each leg is, as log-odds of BM25's weight:
+
+        logit(W) + gap_gain * (gap - 0.3) - cos_gain * (cos - 0.55)
+
+    gap = (s[0] - s[3]) / s[0] of the BM25 list (its first hit stands out: a rare term matched),
+    cos = the vector leg's best cosine (a passage close to the question in meaning). Both were the
+    only per-query signs of the better leg in the legs' own scores (bench/README.md "Fusion").
+    """
+    if len(legs) < 2 or not all(len(scores) for _, scores in legs.values()):
+        return dict.fromkeys(legs, 1.0)
+    w = min(max(fusion.bm25_weight, 1e-6), 1 - 1e-6)
+    b = np.asarray(legs["bm25"][1], dtype=np.float64)
+    gap = (b[0] - b[min(CONF_TAIL, len(b) - 1)]) / b[0] if b[0] > 0 else 0.0
+    cos = float(legs["vector"][1][0])
+    log_odds = np.log(w / (1 - w)) + fusion.gap_gain * (gap - CONF_CENTRE[0]) - fusion.cos_gain * (cos - CONF_CENTRE[1])
+    wb = float(1.0 / (1.0 + np.exp(-log_odds)))
+    return {"bm25": wb, "vector": 1.0 - wb}
 
 
 def _pool(legs: dict[str, np.ndarray]) -> dict[int, Fused]:

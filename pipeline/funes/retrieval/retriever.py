@@ -136,14 +136,7 @@ class Retriever:
         result = RecallResult(req.query, self.label, [], timings=clock.laps)
         if ix is None or ix.rows == 0:
             return result
-        allowed = ix.facets.mask(req.block_type, req.harness)
-        legs = {}
-        if "vector" in req.legs and ix.vector_rows and ix.faiss:
-            legs["vector"] = self._vector_leg(ix, req.query, req.pool, allowed, clock)
-        if "bm25" in req.legs:
-            terms = query_terms(req.query) if req.scaffold else lexical_terms(req.query)
-            legs["bm25"] = ix.lexical(terms, req.pool, allowed)
-            clock.lap("bm25")
+        legs = self.legs(ix, req, clock)
         fused = hybrid.fuse(legs, req.pool, hybrid.parse(req.fusion))
         clock.lap("fusion")
         result.pool = len(fused)
@@ -154,6 +147,19 @@ class Retriever:
         clock.lap("neighbors")
         result.hits = hits
         return result
+
+    def legs(self, ix, req: RecallRequest, clock=None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """Each requested leg's (rows best first, scores), `req.pool` deep: what the fusion sees."""
+        clock = clock or _Clock()
+        allowed = ix.facets.mask(req.block_type, req.harness)
+        legs = {}
+        if "vector" in req.legs and ix.vector_rows and ix.faiss:
+            legs["vector"] = self._vector_leg(ix, req.query, req.pool, allowed, clock)
+        if "bm25" in req.legs:
+            terms = query_terms(req.query) if req.scaffold else lexical_terms(req.query)
+            legs["bm25"] = ix.lexical(terms, req.pool, allowed)
+            clock.lap("bm25")
+        return legs
 
     def _vector_leg(self, ix, query: str, limit: int, allowed, clock) -> tuple[np.ndarray, np.ndarray]:
         emb = self.embedder()
