@@ -10,8 +10,8 @@ on a loaded box):
 - dataset: `run.chunk_blocks`' datasets.Dataset construction with a named fingerprint (shipped)
   vs hashing the table (before), on the same block rows;
 - scan: the in-process scanner engines (funes rules + detect-secrets; Kingfisher runs in its own
-  process beside them) over the text-tier blocks with the literal prefilter, per-text lowering
-  and the one-pass Kubernetes-Secret check (shipped) vs without them (before); the findings are compared too.
+  process beside them) over the text-tier blocks with the literal prefilters (token rules,
+  detect-secrets gates), per-text lowering and the one-pass Kubernetes-Secret check (shipped) vs without them (before); the findings are compared too.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def main() -> None:
 
     from funes import scan
     from funes.commands import index, prepare
-    from funes.scan import manifests, rules, windows
+    from funes.scan import detectsecrets, manifests, rules, windows
     from funes.traces import claude, codex, frame
 
     srcs, _ = index.pick_sources(index.Options(auto=True))
@@ -68,13 +68,14 @@ def main() -> None:
     def scan_with(texts, shortcuts: bool):
         if shortcuts:
             return scan._in_process(texts, True, True)
-        may, low, kind = rules.may_match, scan.lower_joined, manifests.may_hold_secret_kind
+        saved = rules.may_match, scan.lower_joined, manifests.may_hold_secret_kind, detectsecrets.present
         rules.may_match, scan.lower_joined = (lambda p, f: True), (lambda ts, sep, j: windows.lower(j))
         manifests.may_hold_secret_kind = lambda t: True
+        detectsecrets.present = lambda lits, t: frozenset(lits)
         try:
             return scan._in_process(texts, True, True)
         finally:
-            rules.may_match, scan.lower_joined, manifests.may_hold_secret_kind = may, low, kind
+            rules.may_match, scan.lower_joined, manifests.may_hold_secret_kind, detectsecrets.present = saved
 
     read_all()  # imports, caches
     texts = [v.text for b in read_all() if b is not None for t in b["text"].to_pylist() for v in scan.text_views(t)]

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from funes import scan
-from funes.scan import manifests, prefilter, rules, windows
+from funes.scan import detectsecrets, manifests, prefilter, rules, windows
 from test_redact import BENIGN, planted, variants
 from test_redact_classes import _cases, _look_alikes
 from test_redact_corpus import corpus_texts
@@ -21,6 +21,7 @@ def _without_shortcuts(monkeypatch) -> None:
     monkeypatch.setattr(rules, "may_match", lambda prefixes, found: True)
     monkeypatch.setattr(scan, "lower_joined", lambda texts, sep, joined: windows.lower(joined))
     monkeypatch.setattr(manifests, "may_hold_secret_kind", lambda text: True)
+    monkeypatch.setattr(detectsecrets, "present", lambda literals, text: frozenset(literals))
 
 
 def _fixtures() -> list[str]:
