@@ -6,7 +6,9 @@ README.md "## Day zero"), then the lexical index of everything stored comes on t
 learns its own rates as it goes (seconds per block read, per block flushed, per chunk indexed)
 and, before reading the next unit, asks whether reading it, flushing everything pending and
 indexing what is stored would still end before the deadline; when not, it flushes now and stops.
-Until a rate has been measured it is guessed from the read rate, pessimistically.
+Until a rate has been measured it is guessed from the read rate, pessimistically; the first read
+and the first flush of a run are not rates (they pay the imports), so the first flush comes after
+only a second of reading, while most of the budget is still ahead.
 """
 
 from __future__ import annotations
@@ -23,8 +25,7 @@ FIRST_READ_S = 0.002
 # flush spreads it thin, the last small flush pays it whole
 FLUSH_FIXED_S = 1.0
 INDEX_FIXED_S = 0.5  # a refresh reads the table, saves a segment and may merge older ones
-# the first flush of a budgeted run comes after this much reading: it pays the one-off imports
-# early and measures the flush rate while most of the budget is still ahead
+# the first flush of a budgeted run comes after this much reading: it pays the one-off imports early
 PROBE_S = 1.0
 # slack kept before the deadline: rates wander with the machine's load
 MARGIN = 0.1
@@ -38,11 +39,15 @@ class Clock:
         self.budgeted = budgeted
         self._rate = {"read": [0.0, 0], "flush": [0.0, 0], "index": [0.0, 0]}
         self.unit_rows = 1.0  # blocks per unit read so far (what one more unit adds)
-        self._warm = False
+        self._cold = {"read", "flush"}
+        self.probed = False  # the first (probe) flush is done
 
     def note(self, what: str, seconds: float, rows: int) -> None:
-        if what == "read" and not self._warm:
-            self._warm = True  # the first read pays one-off imports: not a rate
+        if what == "flush":
+            self.probed = True
+        if what in self._cold:
+            # the first read and the first flush pay one-off imports and start-ups: not a rate
+            self._cold.discard(what)
             return
         if rows > 0:
             r = self._rate[what]
@@ -58,7 +63,7 @@ class Clock:
 
     def flush_after(self, default_s: float) -> float:
         """Seconds of reading before the next flush: short until a flush has been measured."""
-        return PROBE_S if self.budgeted and not self._rate["flush"][1] else default_s
+        return PROBE_S if self.budgeted and not self.probed else default_s
 
     def read_units(self, units: int, rows: int) -> None:
         self.unit_rows = max(rows / max(units, 1), 1.0)
