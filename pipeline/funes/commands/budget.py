@@ -6,9 +6,9 @@ README.md "## Day zero"), then the lexical index of everything stored comes on t
 learns its own rates as it goes (seconds per block read, per block flushed, per chunk indexed)
 and, before reading the next unit, asks whether reading it, flushing everything pending and
 indexing what is stored would still end before the deadline; when not, it flushes now and stops.
-Until a rate has been measured it is guessed from the read rate, pessimistically; the first read
-and the first flush of a run are not rates (they pay the imports), so the first flush comes after
-only a second of reading, while most of the budget is still ahead.
+Until a rate has been measured it is guessed from the read rate, pessimistically. The first
+flush comes after only a second of warm reading, and what it stored is indexed at once: both rates
+are measured while most of the budget is still ahead (and that text is searchable early).
 """
 
 from __future__ import annotations
@@ -39,20 +39,27 @@ class Clock:
         self.budgeted = budgeted
         self._rate = {"read": [0.0, 0], "flush": [0.0, 0], "index": [0.0, 0]}
         self.unit_rows = 1.0  # blocks per unit read so far (what one more unit adds)
-        self._cold = {"read", "flush"}
+        self._cold = {"read"}
         self.probed = False  # the first (probe) flush is done
 
     def note(self, what: str, seconds: float, rows: int) -> None:
         if what == "flush":
             self.probed = True
         if what in self._cold:
-            # the first read and the first flush pay one-off imports and start-ups: not a rate
+            # the first read pays the parsers' imports: not a rate (the first flush pays the
+            # scanner's and datasets' start-up too, but counting it errs on the safe side)
             self._cold.discard(what)
             return
         if rows > 0:
+            # what every flush / refresh costs whatever its size is not a per-row cost (a small
+            # probe would otherwise look many times dearer per row than a large step)
+            fixed = {"flush": FLUSH_FIXED_S, "index": INDEX_FIXED_S}.get(what, 0.0)
             r = self._rate[what]
-            r[0] += max(seconds, 0.0)
+            r[0] += max(seconds - fixed, 0.0)
             r[1] += rows
+
+    def measured(self, what: str) -> bool:
+        return self._rate[what][1] > 0
 
     def per_row(self, what: str) -> float:
         s, n = self._rate[what]

@@ -106,15 +106,21 @@ def index_sources(
             return report
         run = _Run(opts, mem, report, progress, started, budgeted and not opts.yes)
 
-        def searchable() -> None:
-            # each pass's text is searchable as soon as it is stored, before any of it is embedded
+        def refresh() -> None:
+            import bm25s  # noqa: F401  (its import is paid once, not a rate of the index refresh)
+
             t0 = time.monotonic()
             _refresh(mem, progress)
             run.clock.note("index", time.monotonic() - t0, run.unindexed)
             run.unindexed = 0
+
+        def searchable() -> None:
+            # each pass's text is searchable as soon as it is stored, before any of it is embedded
+            refresh()
             if report.searchable_at is None:
                 report.searchable_at = time.monotonic() - started
 
+        run.refresh_index = refresh
         run.store(sources, TIER_PASSES if budgeted else ALL_TIERS, after_pass=searchable)
         if not opts.no_embed:
             run.embed()
@@ -182,6 +188,7 @@ class _Run:
         self.flush_blocks = max(int(_env_number("FUNES_FLUSH_BLOCKS", FLUSH_BLOCKS)), 1)
         self.clock = Clock(started, self.budget_s, budgeted)
         self.unindexed = 0  # chunks stored since the lexical index was last refreshed
+        self.refresh_index = lambda: None
 
     def over_budget(self) -> bool:
         if self.report.budget_stopped:
@@ -248,6 +255,8 @@ class _Run:
             if blocks is None:
                 continue
             self.clock.note("read", time.monotonic() - t0, blocks.num_rows)
+            if not read_units:
+                last = time.monotonic()  # the first read paid the imports: the probe reads a warm second
             read_units, read_rows = read_units + 1, read_rows + blocks.num_rows
             self.clock.read_units(read_units, read_rows)
             batch.append((unit, target, blocks))
@@ -272,11 +281,13 @@ class _Run:
                     self._note(info)
                 done += len(group)
                 self.progress(f"{target} [{done}/{len(owed)}]", True)
-                self._commit(chunks, removed, [(u, target) for (_, u), read in zip(group, ok) if read])
-                # the workers read and flush: the parent sees one group arrive per interval
+                # the workers read and flush: to the parent, waiting for a group is reading it
                 rows = chunks.num_rows if chunks is not None else 0
-                self.clock.note("read", 0.0, rows)
-                self.clock.note("flush", time.monotonic() - last, rows)
+                t0 = time.monotonic()
+                self.clock.note("read", t0 - last, rows)
+                self._commit(chunks, removed, [(u, target) for (_, u), read in zip(group, ok) if read])
+                self.clock.note("flush", time.monotonic() - t0, rows)
+                self._probe_index()
                 # "one more unit" is one more group here: the next result the parent waits for
                 arrived, arrived_rows = arrived + 1, arrived_rows + rows
                 self.clock.read_units(arrived, arrived_rows)
@@ -309,6 +320,15 @@ class _Run:
         chunks, removed = prepare.chunk([b for _, _, b in batch])
         self._commit(chunks, removed, [(unit, target) for unit, target, _ in batch])
         self.clock.note("flush", time.monotonic() - t0, sum(b.num_rows for _, _, b in batch))
+        self._probe_index()
+
+    def _probe_index(self) -> None:
+        """A budgeted run indexes what its first flush stored at once: that text is searchable
+        early, and the clock measures the index rate before it decides how much more fits."""
+        if not (self.budgeted and self.unindexed) or self.clock.measured("index"):
+            return
+        if not self.over_budget() and not self.clock.must_stop(0, self.unindexed):
+            self.refresh_index()  # (a run about to stop indexes once, when it stops)
 
     def _commit(self, chunks, removed, done) -> None:
         if chunks is not None:
