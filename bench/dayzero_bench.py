@@ -111,6 +111,11 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="FUNES_INDEX_WORKERS settings, side by side")
     ap.add_argument("--keep", action="store_true", help="reuse bench/out/dayzero/home if present")
+    ap.add_argument(
+        "--tag",
+        default="",
+        help="names this run's memories and results (e.g. `old` for a run of older code on PYTHONPATH)",
+    )
     args = ap.parse_args()
     root = OUT / "dayzero"
     home = root / "home"
@@ -127,7 +132,7 @@ def main() -> None:
     qs = dayzero_data.questions()
     results = []
     for workers in args.workers:
-        funes_home = root / f"funes-w{workers}"
+        funes_home = root / f"funes-{args.tag}w{workers}"
         shutil.rmtree(funes_home, ignore_errors=True)
         os.environ.update(FUNES_HOME=str(funes_home), FUNES_INDEX_WORKERS=str(workers))
         for rnd in range(1, args.rounds + 1):
@@ -159,9 +164,11 @@ def main() -> None:
             }
             print(json.dumps(out), flush=True)
             results.append(out)
-    ref = lexical_reference(root / f"funes-w{args.workers[0]}")
+    ref = lexical_reference(root / f"funes-{args.tag}w{args.workers[0]}")
     print(json.dumps(ref), flush=True)
-    (OUT / "dayzero.json").write_text(json.dumps({"rounds": results, "lexical_reference": ref}, indent=1))
+    (OUT / f"dayzero{args.tag and '-' + args.tag}.json").write_text(
+        json.dumps({"rounds": results, "lexical_reference": ref}, indent=1)
+    )
 
 
 if __name__ == "__main__":

@@ -113,3 +113,20 @@ def test_the_damaged_hermes_backup_is_read(corpus):
         except SourceError:  # acceptable for a damaged database, but it must be named
             continue
     assert sum(f.height for f in frames) > 0
+
+
+def test_arrow_rows_equal_the_polars_frame_path(corpus, monkeypatch):
+    """claude/codex/pi hand the indexer Arrow rows directly: they are exactly what the polars
+    frame path gives, and the frame built from them on demand is that frame."""
+    from funes.traces import claude, codex, frame, pi
+
+    fast = {path: [p.table for _, p in results] for path, results in parse_all(corpus).items()}
+    for mod in (claude, codex, pi):
+        monkeypatch.setattr(mod, "build_table", frame.build_frame)
+    slow = parse_all(corpus)
+    assert fast.keys() == slow.keys()
+    for path, results in slow.items():
+        assert len(fast[path]) == len(results)
+        for table, (_, p) in zip(fast[path], results):
+            assert table.equals(frame.as_arrow(p.frame)), path.name
+            assert pl.from_arrow(table).equals(p.frame), path.name

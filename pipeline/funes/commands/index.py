@@ -10,6 +10,7 @@ from pathlib import Path
 
 from funes import paths, vocab
 from funes.commands import prepare
+from funes.commands.budget import Clock
 from funes.errors import UsageError
 from funes.memory import Memory, State, ledger, spec
 from funes.memory.tables import ChunkTable
@@ -105,12 +106,21 @@ def index_sources(
             return report
         run = _Run(opts, mem, report, progress, started, budgeted and not opts.yes)
 
+        def refresh() -> None:
+            import bm25s  # noqa: F401  (its import is paid once, not a rate of the index refresh)
+
+            t0 = time.monotonic()
+            _refresh(mem, progress)
+            run.clock.note("index", time.monotonic() - t0, run.unindexed)
+            run.unindexed = 0
+
         def searchable() -> None:
             # each pass's text is searchable as soon as it is stored, before any of it is embedded
-            _refresh(mem, progress)
+            refresh()
             if report.searchable_at is None:
                 report.searchable_at = time.monotonic() - started
 
+        run.refresh_index = refresh
         run.store(sources, TIER_PASSES if budgeted else ALL_TIERS, after_pass=searchable)
         if not opts.no_embed:
             run.embed()
@@ -176,9 +186,21 @@ class _Run:
         self.seen: set[str] = set()  # units counted in the tallies this run
         self.budget_s = _env_number("FUNES_INDEX_BUDGET", BUDGET_S)
         self.flush_blocks = max(int(_env_number("FUNES_FLUSH_BLOCKS", FLUSH_BLOCKS)), 1)
+        self.clock = Clock(started, self.budget_s, budgeted)
+        self.unindexed = 0  # chunks stored since the lexical index was last refreshed
+        self.refresh_index = lambda: None
 
     def over_budget(self) -> bool:
+        if self.report.budget_stopped:
+            return True
         if self.budgeted and time.monotonic() - self.started > self.budget_s:
+            self.report.budget_stopped = True
+            return True
+        return False
+
+    def must_stop(self, pending_rows: int = 0) -> bool:
+        """Over budget, or one more unit could not be read, stored and indexed within it."""
+        if self.over_budget() or self.clock.must_stop(pending_rows, self.unindexed):
             self.report.budget_stopped = True
             return True
         return False
@@ -205,7 +227,7 @@ class _Run:
                 if self.report.chunks_added:
                     after_pass()
                 self.report.tier_done[target] = time.monotonic() - self.started
-                if self.over_budget():
+                if self.must_stop():
                     return
         finally:
             if pool is not None:
@@ -218,19 +240,31 @@ class _Run:
     def _store_serial(self, owed, tiers) -> bool:
         """Read, chunk and append owed units here; True when the budget stopped the pass."""
         target = tiers[-1]
-        batch, rows, last = [], 0, time.monotonic()
+        batch: list = []
+        rows, last = 0, time.monotonic()
+        read_units = read_rows = 0
         for i, (src, unit) in enumerate(owed, 1):
+            if batch and self.must_stop(rows):
+                # flushing now still ends within the budget; one more unit might not
+                self._flush(batch)
+                return True
             self.progress(f"{target} [{i}/{len(owed)}] {unit.key}", True)
+            t0 = time.monotonic()
             blocks, info = prepare.read_unit(src, unit, tiers, not self.opts.no_thinking)
             self._note(info)
             if blocks is None:
                 continue
+            self.clock.note("read", time.monotonic() - t0, blocks.num_rows)
+            if not read_units:
+                last = time.monotonic()  # the first read paid the imports: the probe reads a warm second
+            read_units, read_rows = read_units + 1, read_rows + blocks.num_rows
+            self.clock.read_units(read_units, read_rows)
             batch.append((unit, target, blocks))
             rows += blocks.num_rows
-            if rows >= self.flush_blocks or time.monotonic() - last > FLUSH_S:
+            if rows >= self.flush_blocks or time.monotonic() - last > self.clock.flush_after(FLUSH_S):
                 self._flush(batch)
                 batch, rows, last = [], 0, time.monotonic()
-                if self.over_budget():
+                if self.must_stop():
                     return True
         self._flush(batch)
         return False
@@ -240,14 +274,25 @@ class _Run:
         from concurrent.futures.process import BrokenProcessPool
 
         target, done = tiers[-1], 0
+        last, arrived, arrived_rows = time.monotonic(), 0, 0
         try:
             for group, (chunks, removed, infos, ok) in pool.run(prepare.groups(owed), tiers, not self.opts.no_thinking):
                 for info in infos:
                     self._note(info)
                 done += len(group)
                 self.progress(f"{target} [{done}/{len(owed)}]", True)
+                # the workers read and flush: to the parent, waiting for a group is reading it
+                rows = chunks.num_rows if chunks is not None else 0
+                t0 = time.monotonic()
+                self.clock.note("read", t0 - last, rows)
                 self._commit(chunks, removed, [(u, target) for (_, u), read in zip(group, ok) if read])
-                if self.over_budget():
+                self.clock.note("flush", time.monotonic() - t0, rows)
+                self._probe_index()
+                # "one more unit" is one more group here: the next result the parent waits for
+                arrived, arrived_rows = arrived + 1, arrived_rows + rows
+                self.clock.read_units(arrived, arrived_rows)
+                last = time.monotonic()
+                if self.must_stop():
                     return True
         except BrokenProcessPool:
             # a worker died (killed, out of memory): what it was given is read again here
@@ -271,8 +316,19 @@ class _Run:
     def _flush(self, batch) -> None:
         if not batch:
             return
+        t0 = time.monotonic()
         chunks, removed = prepare.chunk([b for _, _, b in batch])
         self._commit(chunks, removed, [(unit, target) for unit, target, _ in batch])
+        self.clock.note("flush", time.monotonic() - t0, sum(b.num_rows for _, _, b in batch))
+        self._probe_index()
+
+    def _probe_index(self) -> None:
+        """A budgeted run indexes what its first flush stored at once: that text is searchable
+        early, and the clock measures the index rate before it decides how much more fits."""
+        if not (self.budgeted and self.unindexed) or self.clock.measured("index"):
+            return
+        if not self.over_budget() and not self.clock.must_stop(0, self.unindexed):
+            self.refresh_index()  # (a run about to stop indexes once, when it stops)
 
     def _commit(self, chunks, removed, done) -> None:
         if chunks is not None:
@@ -280,6 +336,7 @@ class _Run:
             new = self.mem.chunks.append_new(chunks)
             if new.num_rows:
                 self.report.chunks_added += new.num_rows
+                self.unindexed += new.num_rows
                 for h, n in Counter(new["harness"].to_pylist()).items():
                     self.report.tallies.setdefault(h, Tally()).chunks += n
         # the ledger moves only after the rows are committed: a kill re-reads, ids dedup

@@ -37,7 +37,6 @@ class UnitInfo:
 def read_unit(src, unit, tiers, include_thinking: bool):
     """(the unit's blocks of `tiers` plus `repo`, or None when unreadable; its UnitInfo)."""
     from funes.ingest.blocks import arrow_blocks
-    from funes.traces.frame import as_arrow
 
     info = UnitInfo(unit.key)
     try:
@@ -45,9 +44,8 @@ def read_unit(src, unit, tiers, include_thinking: bool):
     except SourceError as e:
         info.failure = str(e)
         return None, info
-    frame = parsed.frame
     info.skipped = Counter(parsed.skipped)
-    table = as_arrow(frame)
+    table = parsed.table
     if table.num_rows:
         # plain Python over a few dozen rows: a polars unique/n_unique per unit cost more than its parse
         sessions, turns = table["session_id"].to_pylist(), table["turn_uuid"].to_pylist()

@@ -13,14 +13,13 @@ def select(blocks: pa.Table, tiers: set[str], include_thinking: bool) -> pa.Tabl
     """Keep the blocks of the given tiers (thinking optional); block_idx keeps its original number.
     Each tool_result carries the text of its tool call in `command` (redaction reads it), since
     the call may be in another tier pass."""
-    blocks = with_commands(blocks)
     kind = blocks["block_type"]
+    types = pc.unique(kind).drop_null().to_pylist()
+    blocks = with_commands(blocks, types)
     # the tier rule is vocab's; it is applied to the few distinct block types, not per row
-    keep = [
-        b
-        for b in pc.unique(kind).drop_null().to_pylist()
-        if vocab.tier_of(b) in tiers and (include_thinking or b != "thinking")
-    ]
+    keep = [b for b in types if vocab.tier_of(b) in tiers and (include_thinking or b != "thinking")]
+    if len(keep) == len(types) and kind.null_count == 0:
+        return blocks  # every row stays: a filter per unit costs more than its parse
     return blocks.filter(pc.is_in(kind, pa.array(keep, pa.string())))
 
 
@@ -32,11 +31,13 @@ def clean(batch: pa.Table, redact) -> pa.Table:
     return out.append_column("redactions", pa.array(kinds, pa.list_(pa.string())))
 
 
-def with_commands(blocks: pa.Table) -> pa.Table:
-    """`blocks` plus `command`: for a tool_result, the text of the tool_use it answers."""
+def with_commands(blocks: pa.Table, types: list[str] | None = None) -> pa.Table:
+    """`blocks` plus `command`: for a tool_result, the text of the tool_use it answers.
+    `types`, when the caller has them, are the distinct block types of `blocks`."""
     if "command" in blocks.column_names:
         return blocks
-    if "tool_use_id" not in blocks.column_names:  # no call ids: nothing to pair
+    if "tool_use_id" not in blocks.column_names or (types is not None and "tool_result" not in types):
+        # no call ids, or no output to pair them with
         return blocks.append_column("command", pa.nulls(blocks.num_rows, pa.string()))
     calls_mask = pc.equal(blocks["block_type"], "tool_use")
     calls = blocks.filter(calls_mask).select(["tool_use_id", "text"]).to_pylist()

@@ -36,7 +36,7 @@ from funes.scan import detectsecrets, kingfisher, outputs, rules
 from funes.scan.kingfisher import binary as _kingfisher_binary
 from funes.scan.values import documented_example
 from funes.scan.views import text_views
-from funes.scan.windows import lower, word_windows
+from funes.scan.windows import lower_joined, word_windows
 
 KINGFISHER_TIMEOUT_S = 600
 ENGINE_NAMES = ("kingfisher", "detect-secrets", "funes-rules")
@@ -116,7 +116,7 @@ def _in_process(texts: list[str], use_rules: bool, use_ds: bool) -> list[tuple[i
         return []
     big = _SEP.join(texts)
     starts = list(itertools.accumulate((len(t) + len(_SEP) for t in texts[:-1]), initial=0))
-    low = lower(big)
+    low = lower_joined(texts, _SEP, big)
     lines = word_windows(big, low)
     found = (rules.findings(big, low, lines) if use_rules else []) + (
         detectsecrets.findings(big, low, lines) if use_ds else []

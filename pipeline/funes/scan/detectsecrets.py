@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterable
 
 from funes.scan.names import secret_name
+from funes.scan.prefilter import present
 from funes.scan.rules import pem_spans
 from funes.scan.values import dummy, placeholder, spaced
 from funes.scan.windows import hit_windows, lower, occurrences, word_windows
@@ -77,6 +78,8 @@ _GATES = {
     "TelegramBotTokenDetector": re.compile(r":[0-9A-Za-z_-]{35}"),
 }
 
+_GATE_WORDS = frozenset(w for g in _GATES.values() if isinstance(g, tuple) for w in g)
+
 
 @functools.lru_cache(maxsize=1)
 def _plugins():
@@ -113,6 +116,8 @@ def findings(text: str, low: str | None = None, lines: list | None = None) -> li
     plugins, keyword, trigger = _plugins()
     out: list[tuple[str, int, int]] = []
     lines = word_windows(text, low) if lines is None else lines
+    # one pass for which gate literals occur at all (a word that does not occur opens no window)
+    found = present(_GATE_WORDS, low)
     for kind, plugin, gate in plugins:
         if gate is None:
             out.extend((kind, a, b) for a, b in _values(text, kind, plugin))
@@ -122,7 +127,8 @@ def findings(text: str, low: str | None = None, lines: list | None = None) -> li
         elif isinstance(gate, re.Pattern):  # case-sensitive necessary pattern
             windows = hit_windows(text, [m.start() for m in gate.finditer(text)])
         else:
-            windows = word_windows(text, low, gate)
+            words = [w for w in gate if w in found]
+            windows = word_windows(text, low, words) if words else []
         for ls, le in windows:
             out.extend((kind, ls + a, ls + b) for a, b in _values(text[ls:le], kind, plugin))
     out.extend(_keyword_findings(text, lines, keyword, trigger))

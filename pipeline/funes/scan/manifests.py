@@ -18,6 +18,8 @@ def findings(text: str) -> list[tuple[str, int, int]]:
     """(kind, start, end) of each Secret entry value."""
     if "Secret" not in text or ("data" not in text and "Data" not in text):
         return []
+    if not may_hold_secret_kind(text):
+        return []
     out: list[tuple[str, int, int]] = []
     pos = 0
     for part in [*_DOC_SPLIT.split(text)]:
@@ -26,6 +28,13 @@ def findings(text: str) -> list[tuple[str, int, int]]:
         if _KIND.search(part):
             out.extend(("Kubernetes", start + s, start + e) for s, e in _yaml_values(part) + _json_values(part))
     return out
+
+
+def may_hold_secret_kind(text: str) -> bool:
+    """False when no document of `text` says `kind: Secret`: a match cannot cross a `---` line or
+    a batch separator (neither `-` nor NUL is in the pattern), so one pass over the whole batch
+    spares splitting it into its documents."""
+    return _KIND.search(text) is not None
 
 
 def _yaml_values(doc: str) -> list[tuple[int, int]]:

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 
 from funes.scan import bare, manifests
 from funes.scan.context import window_findings
+from funes.scan.prefilter import literal_prefixes, may_match, present
 from funes.scan.values import placeholder, token_ok
 from funes.scan.windows import lower, word_windows
 
@@ -75,7 +76,8 @@ TOKEN_RULES: list[tuple[str, str, str | None]] = [  # (kind, regex, digits/conte
     ("Azure", r"Q~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])", r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.\-]{3}[0-9]$"),
     ("Azure", r"SharedAccessKey=([A-Za-z0-9+/]{40,50}={0,2})", None),
 ]
-_TOKEN_RE = [(k, re.compile(p), re.compile(b) if b else None) for k, p, b in TOKEN_RULES]
+_TOKEN_RE = [(k, re.compile(p), re.compile(b) if b else None, literal_prefixes(p)) for k, p, b in TOKEN_RULES]
+_TOKEN_LITERALS = frozenset(x for *_, pre in _TOKEN_RE if pre for x in pre)
 _AWS_SECRET = re.compile(
     r"(?i)aws.{0,20}?(?:secret|session).{0,20}?(?:=|:|=>|\s)\s*[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
 )
@@ -140,7 +142,10 @@ def findings(text: str, low: str | None = None, lines: list | None = None) -> li
 def _token_findings(text: str) -> list[tuple[str, int, int]]:
     """Provider tokens: each at a word start (or with its required context just before)."""
     out: list[tuple[str, int, int]] = []
-    for kind, rx, back in _TOKEN_RE:
+    found = present(_TOKEN_LITERALS, text)
+    for kind, rx, back, prefixes in _TOKEN_RE:
+        if not may_match(prefixes, found):
+            continue
         for m in rx.finditer(text):
             g = 1 if rx.groups else 0
             s = m.start(g)

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
+import pyarrow as pa
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,26 @@ class Unit:
 
 @dataclass
 class Parsed:
-    """A unit read into the canonical frame, plus what was skipped and why."""
+    """A unit read into the canonical frame, plus what was skipped and why.
 
-    frame: pl.DataFrame
+    A parser may hand over the rows as an Arrow table of the same schema instead: the indexer
+    reads them as Arrow, and building a polars frame per unit only to convert it back cost
+    ~1 ms per transcript on day zero (bench/README.md "## Day zero"); `frame` converts on demand."""
+
+    data: pl.DataFrame | pa.Table
     skipped: Counter = field(default_factory=Counter)
+
+    @property
+    def frame(self) -> pl.DataFrame:
+        if not isinstance(self.data, pl.DataFrame):
+            self.data = pl.from_arrow(self.data)
+        return self.data  # type: ignore[return-value]
+
+    @property
+    def table(self) -> pa.Table:
+        """The rows as an Arrow table with exactly the schemas/turns.json schema."""
+        if isinstance(self.data, pl.DataFrame):
+            from funes.traces.frame import as_arrow
+
+            return as_arrow(self.data)
+        return self.data

@@ -155,10 +155,21 @@ def path_text(s: str) -> str:
 
 def build_frame(session_id: str, workdir: str, turns: list[Turn], source_path: str, harness: str) -> pl.DataFrame:
     """Retained turns of one session -> one row per block; seq and uuids fixed by `number`."""
+    return pl.DataFrame(_columns(session_id, workdir, turns, source_path, harness), schema=polars_schema())
+
+
+def build_table(session_id: str, workdir: str, turns: list[Turn], source_path: str, harness: str) -> pa.Table:
+    """The same rows as `build_frame`, straight into Arrow (what the indexer reads)."""
+    return pa.Table.from_pydict(
+        _columns(session_id, workdir, turns, source_path, harness), schema=arrow_schema("turns")
+    )
+
+
+def _columns(session_id: str, workdir: str, turns: list[Turn], source_path: str, harness: str) -> dict[str, list]:
     session_id, workdir, source_path = path_text(session_id), path_text(workdir), path_text(source_path)
     rows = [(t, idx, b) for t in number(turns, session_id) for idx, b in enumerate(t.blocks)]
     n = len(rows)
-    cols = {
+    cols: dict[str, list] = {
         "session_id": [session_id] * n,
         "workdir": [workdir] * n,
         "turn_uuid": [t.turn_uuid for t, _, _ in rows],
@@ -174,7 +185,7 @@ def build_frame(session_id: str, workdir: str, turns: list[Turn], source_path: s
         "source_path": [source_path] * n,
         "harness": [harness] * n,
     }
-    return pl.DataFrame({c: cols[c] for c in columns("turns")}, schema=polars_schema())
+    return {c: cols[c] for c in columns("turns")}
 
 
 def concat(frames: list[pl.DataFrame]) -> pl.DataFrame:
@@ -187,8 +198,8 @@ def as_arrow(frame: pl.DataFrame) -> pa.Table:
     return frame.to_arrow().cast(arrow_schema("turns"))
 
 
-def parsed(frame: pl.DataFrame, skipped: Counter) -> Parsed:
-    """Wrap a unit's frame; a unit with no rows and no other reason is counted as "no turns"."""
-    if not frame.height and not skipped:
+def parsed(frame: pl.DataFrame | pa.Table, skipped: Counter) -> Parsed:
+    """Wrap a unit's frame (or table); a unit with no rows and no other reason is counted as "no turns"."""
+    if not len(frame) and not skipped:
         skipped[NO_TURNS] += 1
     return Parsed(frame, skipped)

@@ -1,0 +1,46 @@
+"""A budgeted index run stops within its budget; what it stored is committed and searchable; the next run resumes."""
+
+from __future__ import annotations
+
+import time
+
+import lance
+
+from funes.commands import index
+from transcripts import prose, write_claude_session
+
+BUDGET_S = 2.0
+# the clock learns its rates while it runs; this much overrun is what a loaded box may add
+TOLERANCE_S = 2.5
+
+
+def test_small_budget_is_respected_and_the_next_run_resumes(funes_home, monkeypatch):
+    root = funes_home.parent / ".claude" / "projects"
+    for s in range(1200):  # far more than two seconds of indexing, even on an idle box
+        write_claude_session(root, f"budget-{s:05d}", [prose(s * 7 + t, 90) for t in range(8)])
+    monkeypatch.setenv("FUNES_INDEX_BUDGET", str(BUDGET_S))
+    monkeypatch.setenv("FUNES_INDEX_WORKERS", "1")
+
+    t0 = time.monotonic()
+    first = index.index(index.Options(auto=True, no_embed=True))
+    wall = time.monotonic() - t0
+    assert first.budget_stopped and first.chunks_added > 0
+    assert wall < BUDGET_S + TOLERANCE_S, f"budgeted run took {wall:.2f}s (budget {BUDGET_S}s)"
+    assert first.searchable_at is not None and first.searchable_at <= wall
+
+    # everything stored is committed and in the lexical index
+    from funes.memory import Memory
+    from funes.retrieval.retriever import RecallRequest, Retriever
+
+    ds = lance.dataset(str(funes_home / "memory" / "chunks.lance"))
+    assert ds.count_rows() == first.chunks_added
+    probe = ds.to_table(columns=["text", "session_id"], limit=1).to_pylist()[0]
+    res = Retriever(Memory.resolve(None), embedder=None, reranker=None).run(
+        RecallRequest(probe["text"], k=3, neighbors=0, half_life=0, legs=("bm25",))
+    )
+    assert probe["session_id"] in {h.session_id for h in res.hits}
+
+    second = index.index(index.Options(auto=True, no_embed=True))
+    assert second.chunks_added > 0
+    ids = lance.dataset(str(funes_home / "memory" / "chunks.lance")).to_table(columns=["id"])["id"].to_pylist()
+    assert len(ids) == len(set(ids)) == first.chunks_added + second.chunks_added
