@@ -20,6 +20,7 @@ and BM25 scores every segment with the statistics of all shards, so rankings mat
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -126,17 +127,38 @@ def _state_rows(files: list[Path], sessions: pa.ChunkedArray) -> list[dict]:
     wanted = pc.unique(sessions)
     out: list[dict] = []
     for f in files:
-        names = set(pq.read_schema(f).names)
-        # the three small columns first: most sessions lie in one shard, so most files stop here
-        t = _with_defaults(pq.read_table(f, columns=[c for c in ("session_id", "role", "block_type") if c in names]))
-        kind = t["block_type"]
-        state = pc.or_(pc.and_(pc.equal(t["role"], "user"), pc.equal(kind, "text")), pc.equal(kind, "tool_use"))
-        mask = pc.and_(pc.is_in(t["session_id"], wanted), state)
-        if not pc.any(mask).as_py():
+        # most sessions lie in one shard, so most files stop at their (cached) session list
+        names, with_state = _state_sessions(f)
+        if not pc.any(pc.is_in(with_state, wanted)).as_py():
             continue
         full = _with_defaults(pq.read_table(f, columns=[c for c in DOC_COLUMNS if c in names]))
-        out += full.filter(mask).to_pylist()
+        out += full.filter(pc.and_(pc.is_in(full["session_id"], wanted), _state(full))).to_pylist()
     return out
+
+
+def _state(t: pa.Table) -> pa.ChunkedArray:
+    import pyarrow.compute as pc
+
+    kind = t["block_type"]
+    return pc.or_(pc.and_(pc.equal(t["role"], "user"), pc.equal(kind, "text")), pc.equal(kind, "tool_use"))
+
+
+def _state_sessions(f: Path) -> tuple[frozenset[str], pa.Array]:
+    """A shard's column names and the sessions with rows a context line reads. Cached per process
+    and file version: a cold start that builds N segments would otherwise read these columns of
+    every earlier shard again for each one (N² reads)."""
+    st = os.stat(f)
+    return _state_sessions_at(str(f), st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=4096)
+def _state_sessions_at(f: str, _mtime_ns: int, _size: int) -> tuple[frozenset[str], pa.Array]:
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    names = frozenset(pq.read_schema(f).names)
+    t = _with_defaults(pq.read_table(f, columns=[c for c in ("session_id", "role", "block_type") if c in names]))
+    return names, pc.unique(t["session_id"].filter(_state(t)))
 
 
 def _with_defaults(table: pa.Table) -> pa.Table:
