@@ -94,6 +94,18 @@ def carries_state(role: str | None, block_type: str | None) -> bool:
     return (role == "user" and block_type == "text") or block_type == "tool_use"
 
 
+# `carries_state` as a Lance filter and as an Arrow mask, kept beside it so the three cannot drift
+STATE_FILTER = "((role = 'user' AND block_type = 'text') OR block_type = 'tool_use')"
+
+
+def state_mask(table):
+    """`carries_state` per row of an Arrow table with `role` and `block_type` columns."""
+    import pyarrow.compute as pc
+
+    kind = table["block_type"]
+    return pc.or_(pc.and_(pc.equal(table["role"], "user"), pc.equal(kind, "text")), pc.equal(kind, "tool_use"))
+
+
 def documents(rows: list[dict], earlier: list[dict]) -> list[str]:
     """BM25 documents of `rows` (input order): each one's context line, a newline, its text.
     `earlier` = rows stored before them in their sessions (those that carry state suffice)."""

@@ -292,10 +292,10 @@ def _earlier(ds, table) -> list[dict]:
     if not sessions:
         return []
     quoted = ", ".join("'" + s.replace("'", "''") + "'" for s in sessions)
-    state = "((role = 'user' AND block_type = 'text') OR block_type = 'tool_use')"
     have = set(ds.schema.names)
     got = ds.to_table(
-        columns=[c for c in contexts.COLUMNS if c in have], filter=f"session_id IN ({quoted}) AND {state}"
+        columns=[c for c in contexts.COLUMNS if c in have],
+        filter=f"session_id IN ({quoted}) AND {contexts.STATE_FILTER}",
     )
     for c in contexts.COLUMNS:
         if c not in have:  # an old table without the column: empty values

@@ -132,15 +132,8 @@ def _state_rows(files: list[Path], sessions: pa.ChunkedArray) -> list[dict]:
         if not pc.any(pc.is_in(with_state, wanted)).as_py():
             continue
         full = _with_defaults(pq.read_table(f, columns=[c for c in DOC_COLUMNS if c in names]))
-        out += full.filter(pc.and_(pc.is_in(full["session_id"], wanted), _state(full))).to_pylist()
+        out += full.filter(pc.and_(pc.is_in(full["session_id"], wanted), contexts.state_mask(full))).to_pylist()
     return out
-
-
-def _state(t: pa.Table) -> pa.ChunkedArray:
-    import pyarrow.compute as pc
-
-    kind = t["block_type"]
-    return pc.or_(pc.and_(pc.equal(t["role"], "user"), pc.equal(kind, "text")), pc.equal(kind, "tool_use"))
 
 
 def _state_sessions(f: Path) -> tuple[frozenset[str], pa.Array]:
@@ -158,7 +151,7 @@ def _state_sessions_at(f: str, _mtime_ns: int, _size: int) -> tuple[frozenset[st
 
     names = frozenset(pq.read_schema(f).names)
     t = _with_defaults(pq.read_table(f, columns=[c for c in ("session_id", "role", "block_type") if c in names]))
-    return names, pc.unique(t["session_id"].filter(_state(t)))
+    return names, pc.unique(t["session_id"].filter(contexts.state_mask(t)))
 
 
 def _with_defaults(table: pa.Table) -> pa.Table:
