@@ -54,13 +54,14 @@ class Fusion:
 
 
 def parse(spec: str) -> Fusion:
-    """`rrf`, `wrrf:W`, `convex:W` or `mm:W` (W = BM25's weight in [0, 1]); ValueError names what is wrong."""
+    """`rrf`, `wrrf:W`, `convex:W`, `mm:W`, `z:W` or `conf:W[:G:C]`, the last three with an optional
+    `+N` (W = BM25's weight in [0, 1]); ValueError names what is wrong."""
     spec, _, lift = spec.strip().partition("+")
     method, _, weight = spec.partition(":")
     if lift and (method not in ("mm", "conf", "z") or not lift.isdigit()):
         raise ValueError(f"fusion {spec}+{lift}: only mm, conf and z take +N (a whole number of lifted rows)")
     if method not in METHODS:
-        raise ValueError(f"unknown fusion {spec!r} (one of rrf, wrrf:W, convex:W, mm:W)")
+        raise ValueError(f"unknown fusion {spec!r} (one of rrf, wrrf:W, convex:W, mm:W, z:W, conf:W:G:C)")
     if method == "rrf":
         if weight:
             raise ValueError("rrf takes no weight (use wrrf:W)")
@@ -131,10 +132,7 @@ def fuse(legs: dict[str, tuple[np.ndarray, np.ndarray]], limit: int, fusion: Fus
             pool[row].score += weights[name] * max(v, 0.0) / total
     for f in pool.values():
         f.scale = 1.0
-    ordered = _ordered(pool, len(pool))
-    if fusion.lift and len(legs) == 2:
-        ordered = _lift(ordered, legs[min(weights, key=lambda n: (weights[n], n))][0], fusion.lift)
-    return ordered[:limit]
+    return _lifted(pool, legs, weights, fusion, limit)
 
 
 def _zfuse(pool: dict[int, Fused], legs, weights: dict[str, float], fusion: Fusion, limit: int) -> list[Fused]:
@@ -161,6 +159,11 @@ def _zfuse(pool: dict[int, Fused], legs, weights: dict[str, float], fusion: Fusi
     for f in pool.values():
         f.score = (f.score - lo) / (hi - lo) if hi > lo else 1.0
         f.scale = 1.0
+    return _lifted(pool, legs, weights, fusion, limit)
+
+
+def _lifted(pool: dict[int, Fused], legs, weights: dict[str, float], fusion: Fusion, limit: int) -> list[Fused]:
+    """The pool in order, with `+N`'s lift of the lighter leg applied, cut to `limit`."""
     ordered = _ordered(pool, len(pool))
     if fusion.lift and len(legs) == 2:
         ordered = _lift(ordered, legs[min(weights, key=lambda n: (weights[n], n))][0], fusion.lift)
