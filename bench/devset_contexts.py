@@ -4,8 +4,9 @@ funes' BM25 documents are `context line + text` (funes.memory.contexts, memory/i
 the real index is built, the lexical leg can be swapped, for one config at a time, for a BM25
 index built by funes' own tokenizer and segment code over the text alone (what shipped before) or
 over `context + text` (must rank as the real leg does: a check of the swap); with
-`--context-vectors` the vector leg can be swapped for an exact search over embeddings of
-`context + "\\n" + text` (every chunk re-embedded once through the vector cache). Stored text,
+`--context-vectors` the vector leg can be swapped for an exact search over embeddings of the text
+alone (what shipped before the line reached the vector leg) or of `context + "\\n" + text` (what
+funes embeds now: a check of the swap), each chunk embedded once through the vector cache. Stored text,
 chunk ids and hits are unchanged: only what the legs score differs.
 """
 
@@ -32,10 +33,12 @@ CONFIGS = {
     "hybrid, shipped line without its labels": ("hybrid", {"bm25": "no-labels"}),
     "hybrid, line without asked": ("hybrid", {"bm25": "no-asked"}),
 }
-VECTOR_CONFIGS = {
-    "vector, contexts": ("vector", {"vector": "context"}),
-    "hybrid, contexts in both": ("hybrid", {"vector": "context"}),
-    "hybrid, contexts in vectors only": ("hybrid", {"bm25": "text", "vector": "context"}),
+VECTOR_CONFIGS = {  # funes embeds the line too (contexts.VECTOR_INPUT): "text" is what it embedded before
+    "vector, contexts (swap check)": ("vector", {"vector": "context"}),
+    "vector, text only (before)": ("vector", {"vector": "text"}),
+    "hybrid, text-only vectors (line in BM25 only, before)": ("hybrid", {"vector": "text"}),
+    "hybrid, text only in both legs": ("hybrid", {"bm25": "text", "vector": "text"}),
+    "hybrid, contexts in vectors only": ("hybrid", {"bm25": "text"}),
 }
 
 
@@ -74,16 +77,17 @@ class ContextLegs:
         if embedder is not None:
             from funes.ingest.embed import _embed_unique
 
-            unique = list(dict.fromkeys(docs))
+            texts = [r["text"] for r in rows]
+            unique = list(dict.fromkeys([*docs, *texts]))
             for lo in range(0, len(unique), 2000):  # saved as it fills: a long run can be resumed
                 embedder.encode(unique[lo : lo + 2000])
                 if hasattr(embedder, "save"):
                     embedder.save()
-            self.vectors = _embed_unique(docs, embedder, 64)
+            self.vectors = {"context": _embed_unique(docs, embedder, 64), "text": _embed_unique(texts, embedder, 64)}
         self.on: dict[str, str] = {}
 
     def search(self, query: np.ndarray, limit: int, allowed):
-        best = self.vectors @ np.asarray(query, dtype=np.float32).reshape(-1)
+        best = self.vectors[self.on["vector"]] @ np.asarray(query, dtype=np.float32).reshape(-1)
         if allowed is not None:
             best = np.where(allowed[: len(best)], best, -np.inf)
         order = np.lexsort((np.arange(len(best)), -best))[:limit]

@@ -220,7 +220,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--contexts", action="store_true", help="also run BM25 over the text alone (before) and the swap check"
     )
-    ap.add_argument("--context-vectors", action="store_true", help="with --contexts: the vector leg too (re-embeds)")
+    ap.add_argument(
+        "--context-vectors",
+        action="store_true",
+        help="the vector leg of the text alone (before) beside the shipped one",
+    )
     ap.add_argument("--dump", type=Path, help="write both legs per question (bench/fusion_dump.py) to this file")
     args = ap.parse_args(argv)
     configs = (*CONFIGS, *(f"hybrid {f}" for f in args.fusions.split(","))) if args.fusions else CONFIGS
@@ -228,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     configs = (*configs, SCAFFOLD) if args.scaffold else configs
     configs = (*configs, *devset_windows.CONFIGS) if args.windows else configs
     configs = (*configs, *devset_contexts.CONFIGS) if args.contexts else configs
-    configs = (*configs, *devset_contexts.VECTOR_CONFIGS) if args.contexts and args.context_vectors else configs
+    configs = (*configs, *devset_contexts.VECTOR_CONFIGS) if args.context_vectors else configs
     if not args.corpus.is_dir():
         print(f"devset: no corpus at {args.corpus}", file=sys.stderr)
         return 2
@@ -252,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
             memo.save()
             stats["windows"] = asker.windows.stats
             print(f"windows {asker.windows.stats}; embedder {memo.describe()}", file=sys.stderr)
-        if args.contexts:
+        if args.contexts or args.context_vectors:
             asker.contexts = devset_contexts.ContextLegs(asker.memory, memo if args.context_vectors else None)
             devset_contexts.install(asker.contexts)
             memo.save()

@@ -189,18 +189,17 @@ def refresh_cost(rounds: int = 2) -> dict:
     from funes.memory import Memory, contexts, indexes
 
     mem = Memory.resolve(None).require()
-    shipped, earlier = contexts.documents, indexes._earlier
+    shipped = contexts.stored_documents
     best: dict[str, float] = {}
     for _ in range(rounds):
         for how in ("text", "context"):
             shutil.rmtree(indexes.index_dir(mem), ignore_errors=True)
             if how == "text":  # what a document was before: the chunk text alone
-                contexts.documents = lambda rows, earlier: [r["text"] for r in rows]  # type: ignore[assignment]
-                indexes._earlier = lambda ds, table: []  # type: ignore[assignment]
+                contexts.stored_documents = lambda source, table: table["text"].to_pylist()  # type: ignore[assignment]
             t0 = time.perf_counter()
             stats = indexes.refresh(mem)
             best[how] = min(best.get(how, 1e9), time.perf_counter() - t0)
-            contexts.documents, indexes._earlier = shipped, earlier
+            contexts.stored_documents = shipped
     n = stats["rows"]
     return {
         "rows": n,

@@ -358,7 +358,11 @@ def main(argv=None) -> int:
     p.add_argument("--cache", help="text -> vector cache file kept between runs (bench/devset_cache.py)")
     # issue 10 item 2 (contexts), one block
     p.add_argument("--contexts", action="store_true", help="also run BM25 over each chunk's context line + text")
-    p.add_argument("--context-vectors", action="store_true", help="with --contexts: the vector leg too (re-embeds)")
+    p.add_argument(
+        "--context-vectors",
+        action="store_true",
+        help="the vector leg of the text alone (before) beside the shipped one",
+    )
     p.add_argument("--save-every", type=float, default=0.0, help="with --cache: also save it every N seconds")
     p.add_argument("--cached-only", action="store_true", help="with --cache: skip haystacks it does not fully hold")
     p.add_argument("--dump", help="write what the fusion sees per question to this JSON-lines file")
@@ -380,7 +384,7 @@ def main(argv=None) -> int:
             cached_only(memo)
     else:
         memo = recall.memoize_embedder()
-    extra = [*recall.CONTEXTS, *(recall.CONTEXT_VECTORS if args.context_vectors else [])] if args.contexts else []
+    extra = [*(recall.CONTEXTS if args.contexts else []), *(recall.CONTEXT_VECTORS if args.context_vectors else [])]
     configs, missing = recall.configs(args.fusions.split(",") if args.fusions else None, extra)
     results = {
         "command": "python bench/quality.py " + " ".join(argv if argv is not None else sys.argv[1:]),

@@ -209,6 +209,7 @@ def test_golden_status():
         last_indexed=1783431000.0,
         index={"chunks": 1234, "indexed": 1234, "vectors": 1200, "vectors_indexed": 1200},
         embedder="sentence-transformers/all-MiniLM-L6-v2",
+        vector_input="context-line-1",
         reranker=None,
         reranker_note="no cross-encoder is installed; hits keep their fused (vector + keyword) order",
         held_back=3,
@@ -217,6 +218,11 @@ def test_golden_status():
         now=1783431000.0 + 46 * 3600,
     )
     _golden("status.txt", render.status_text(st))
+    st.stale_vectors = 700  # an older memory half way through its re-embed
+    assert (
+        "embedder: sentence-transformers/all-MiniLM-L6-v2 (vectors of context line + text; 700 still of the "
+        "bare text — the next `funes index` re-embeds them)\n" in render.status_text(st)
+    )
     st.index_problem = "damaged (FileNotFoundError: bm25.3/vocab.hash.npy)"
     assert "search index: needs repair: damaged (FileNotFoundError" in render.status_text(st)
     missing = Status(label="local", state="missing", message="no memory yet — run `funes index` to build one")

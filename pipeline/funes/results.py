@@ -96,6 +96,8 @@ class Status:
     last_indexed: float | None = None  # epoch seconds of the chunks table's head version
     index: dict[str, Any] = field(default_factory=dict)  # memory.indexes.freshness(): rows covered vs stored
     embedder: str = ""
+    vector_input: str = ""  # what the vectors embed (memory/contexts.py VECTOR_INPUT, or the bare text)
+    stale_vectors: int = 0  # vectors still of an older input (`funes index` re-embeds them)
     reranker: str | None = None
     reranker_note: str = ""
     held_back: int = 0  # chunks the publish gate would hold back (secrets found on the outgoing text)
@@ -132,6 +134,8 @@ class IndexReport:
     chunks_added: int = 0
     vectors_added: int = 0
     vectors_pending: int = 0
+    vectors_reembedded: int = 0  # old vectors replaced by ones of the current input (commands/reembed.py)
+    vectors_stale: int = 0  # vectors still of an older input after this run
     budget_stopped: bool = False
     searchable_at: float | None = None  # seconds until the new text was in the lexical index
     tier_done: dict[str, float] = field(default_factory=dict)  # tier -> seconds until it was searchable

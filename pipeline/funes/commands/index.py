@@ -125,6 +125,7 @@ def index_sources(
         if not opts.no_embed:
             run.embed()
         report.vectors_pending = len(mem.pending_rows())
+        report.vectors_stale = mem.stale_vectors()
         # every run, not only one that added rows: a damaged, rolled-back or stale index is
         # repaired here (cheap when all is well)
         _refresh(mem, progress, report)
@@ -351,8 +352,11 @@ class _Run:
     # ---- phase 2: vectors ----------------------------------------------------------------
 
     def embed(self) -> None:
+        from funes.commands.reembed import reembed_stale
+
         if not self.over_budget():
             self.report.vectors_added += embed_pending(self.mem, self.progress, self.over_budget)
+        self.report.vectors_reembedded += reembed_stale(self.mem, self.progress, self.over_budget)
 
 
 def embed_pending(mem: Memory, progress, over_budget=lambda: False) -> int:
@@ -368,9 +372,9 @@ def embed_pending(mem: Memory, progress, over_budget=lambda: False) -> int:
     t0, done = time.monotonic(), 0
     for lo in range(0, len(order), EMBED_STEP):
         rows = order[lo : lo + EMBED_STEP]
-        table = mem.chunks.take(rows, ["id", "text"])
-        vectors = run.embed_rows(table, embedder)
-        mem.append_vectors(rows, table["id"].to_pylist(), vectors, embedder.model_id)
+        ids, texts = mem.chunks.vector_inputs(rows)
+        vectors = run.embed_rows(texts, embedder)
+        mem.append_vectors(rows, ids, vectors, embedder.model_id)
         done += len(rows)
         rate = done / max(time.monotonic() - t0, 1e-9)
         progress(f"embedded {done}/{len(order)} chunks ({rate:.0f}/s)", True)

@@ -22,7 +22,7 @@ import pyarrow as pa
 from funes import hub, schema
 from funes.commands import gate
 from funes.errors import FunesError, UsageError
-from funes.memory import Memory, card, curation, mirror, receipts, spec
+from funes.memory import Memory, card, contexts, curation, mirror, receipts, spec
 
 WINDOW = 4096  # outgoing rows scanned and written per step (bounds memory)
 RETRIES = 5
@@ -114,7 +114,8 @@ def _attempt(mem: Memory, uri: str, remote: hub.Repo, report: Report, progress) 
         shards = writer.close()
         if not shards:
             return report
-        man = _extend(man, [s for s, _ in shards], facts)
+        old = int((vec_pos < mem.stale_vectors()).sum())  # vectors.lance keeps its old vectors in front
+        man = _extend(man, [s for s, _ in shards], facts, contexts.MIXED if old else contexts.VECTOR_INPUT)
         files: list[tuple[str, Path | bytes]] = [(s.path, p) for s, p in shards]
         files.append((mirror.MANIFEST, mirror.encode_manifest(man)))
         files += _card_file(remote, man, report)
@@ -240,9 +241,9 @@ def _note(facts: _Facts, t: pa.Table) -> None:
         facts.last = max(facts.last, days[-1])
 
 
-def _extend(man: dict, shards: list[mirror.Shard], facts: _Facts) -> dict:
+def _extend(man: dict, shards: list[mirror.Shard], facts: _Facts, vector_input: str) -> dict:
     now = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    out = mirror.extend_manifest(man, shards, now)
+    out = mirror.extend_manifest(man, shards, now, vector_input)
     sessions = {h: set(v) for h, v in man.get("sessions", {}).items()}
     for h, v in facts.sessions.items():
         sessions.setdefault(h, set()).update(v)

@@ -138,11 +138,13 @@ def _reembed(mem: Memory, changed: np.ndarray, chunks: pa.Table) -> int:
         return 0
     from funes import models
     from funes.ingest import run
+    from funes.memory import contexts
 
     rows = np.unique(vec["row"].to_numpy()[stale])
-    fresh = chunks.take(pa.array(rows)).select(["id", "text"])
+    fresh = chunks.take(pa.array(rows))
     embedder = models.load_embedder()
-    vectors = run.embed_rows(fresh, embedder)
+    # the redacted rows' own context lines: their sessions' earlier rows as the rewrite stores them
+    vectors = run.embed_rows(contexts.stored_documents(chunks, fresh), embedder)
     keep = vec.filter(pa.array(~stale))
     flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1))
     added = pa.table(

@@ -6,7 +6,7 @@ import time
 from collections import Counter
 
 from funes.errors import FunesError
-from funes.memory import Memory, State, indexes
+from funes.memory import Memory, State, contexts, indexes
 from funes.results import Status
 
 
@@ -32,6 +32,7 @@ def status(memory: str | None = None, progress=None) -> Status:
     st.index_problem = indexes.problem(mem, lag=False) if st.index.get("built") else None
     st.sessions, st.by_harness, st.by_type = _counts(mem, st.chunks, st.index_problem is None)
     st.embedder = models.embedder_id()
+    st.vector_input, st.stale_vectors = mem.vector_input() or contexts.VECTOR_INPUT, mem.stale_vectors()
     st.reranker, st.reranker_note = models.reranker_status()
     _gate(mem, st)
     st.review = _waiting_for_review(mem)
@@ -53,6 +54,9 @@ def _remote(mem, progress) -> Status:
     st.pending_vectors = ix.rows - ix.vector_rows
     st.last_indexed = _epoch(snap.manifest.get("updated"))
     st.embedder = models.embedder_id()
+    from funes.memory.remote import manifest_shards
+
+    st.vector_input, st.stale_vectors = _shard_inputs(manifest_shards(snap.manifest), ix.vector_rows)
     st.reranker, st.reranker_note = models.reranker_status()
     shard_bytes, index_bytes = sum(s.local.stat().st_size for s in snap.shards), _tree_bytes(mem.path)
     st.remote = {
@@ -64,6 +68,18 @@ def _remote(mem, progress) -> Status:
         "cache_bytes": shard_bytes + index_bytes,
     }
     return st
+
+
+def _shard_inputs(shards: list[dict], vectors: int) -> tuple[str, int]:
+    """A remote's vector input from its shards' stamps: rows of shards published before the stamp
+    (or `mixed`) count as bare text, at most the vectors it holds."""
+    current = [s.get("vector_input") == contexts.VECTOR_INPUT for s in shards]
+    old = sum(int(s["rows"]) for s, ok in zip(shards, current) if not ok)
+    if all(current):
+        return contexts.VECTOR_INPUT, 0
+    if not any(current):
+        return contexts.BARE_TEXT, 0
+    return contexts.MIXED, min(old, vectors)
 
 
 def _epoch(stamp) -> float | None:

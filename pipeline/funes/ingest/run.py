@@ -44,11 +44,11 @@ def chunk_blocks(blocks: pa.Table, redact) -> tuple[pa.Table, Counter]:
     return ds.data.table.cast(stages.schema.arrow_schema("chunks")), removed
 
 
-def embed_rows(rows: pa.Table, embedder, batch_size: int = 256) -> np.ndarray:
-    """Chunk rows (id, row, text) -> float32 vectors, in row order."""
+def embed_rows(texts: list[str], embedder, batch_size: int = 256) -> np.ndarray:
+    """What chunk rows' vectors embed (memory/contexts.py `stored_documents`) -> float32 vectors, in order."""
     from funes.ingest.embed import embed_texts
 
-    if rows.num_rows == 0:
+    if not texts:
         return np.empty((0, embedder.dim), dtype=np.float32)
 
     def stage(b: pa.Table) -> pa.Table:
@@ -56,6 +56,6 @@ def embed_rows(rows: pa.Table, embedder, batch_size: int = 256) -> np.ndarray:
         flat = pa.array(np.ascontiguousarray(vec, dtype=np.float32).reshape(-1))
         return pa.table({"vector": pa.FixedSizeListArray.from_arrays(flat, embedder.dim)})
 
-    out = _map(_dataset(rows.select(["text"])), stage, "embed", batch_size, drop=True)
+    out = _map(_dataset(pa.table({"text": pa.array(texts, pa.string())})), stage, "embed", batch_size, drop=True)
     col = out.data.table["vector"].combine_chunks()
     return col.flatten().to_numpy(zero_copy_only=False).reshape(-1, embedder.dim)

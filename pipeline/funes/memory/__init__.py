@@ -24,8 +24,8 @@ from funes.errors import (
     MemoryUnreadable,
     UsageError,
 )
+from funes.memory import contexts, tables
 from funes.memory import spec as specs
-from funes.memory import tables
 from funes.memory.atomic import read_json, write_json
 from funes.memory.lock import held_elsewhere, writer_lock
 from funes.memory.tables import ChunkTable, VectorTable
@@ -125,6 +125,7 @@ class Memory:
         was well; else what was done, for the report."""
         why = self.vectors.set_aside_if_damaged()
         if why:
+            self.set_stale_vectors(0)  # every vector is made again, of the current input
             return {"set_aside": why}
         bad = self.vectors.check(self.chunks)
         if not bad:
@@ -146,6 +147,23 @@ class Memory:
         """The model stamp (memory/manifest.json): embedding model, dimension, schema versions."""
         found = read_json(self.path / MANIFEST)
         return found if isinstance(found, dict) else {}
+
+    def vector_input(self) -> str | None:
+        """What this memory's vectors embed (contexts.VECTOR_INPUT), None before the first vector;
+        a memory stamped before the stamp existed embedded the bare text."""
+        m = self.manifest()
+        return m.get("vector_input") or (contexts.BARE_TEXT if m.get("embedding_model") else None)
+
+    def stale_vectors(self) -> int:
+        """How many vectors still embed an older input: the first that many rows of vectors.lance
+        (a replaced vector is appended, so those not yet replaced stay in front, in order)."""
+        m = self.manifest()
+        if not m.get("embedding_model"):
+            return 0
+        n = self.vectors.count()
+        if m.get("vector_input") != contexts.VECTOR_INPUT:
+            return n
+        return min(int(m.get("stale_vectors") or 0), n)
 
     def state(self) -> tuple[State, str]:
         """Ask, never parse an exception: the state plus the sentence a refusal should print."""
@@ -212,15 +230,31 @@ class Memory:
         self._stamp(dim)
         self.vectors.prepare_fragments(dim, model_id)
 
+    def replace_vectors(self, ids: list[str], rows: np.ndarray, vectors: np.ndarray, model_id: str, left: int) -> None:
+        """Replace stale vectors by id in one commit, then record how many stale ones are left. A
+        kill between the two leaves the count high by one step: those rows are re-embedded again."""
+        self.vectors.replace(rows, ids, vectors, model_id)
+        self.set_stale_vectors(left)
+
+    def set_stale_vectors(self, n: int) -> None:
+        m = self.manifest()
+        if m.get("vector_input") == contexts.VECTOR_INPUT and int(m.get("stale_vectors") or 0) != n:
+            write_json(self.path / MANIFEST, {**m, "stale_vectors": n})
+
     def _stamp(self, dim: int) -> None:
         m = self.manifest()
-        if m.get("embedding_model"):
+        if m.get("embedding_model") and m.get("vector_input") == contexts.VECTOR_INPUT:
             return
-        m.update(
-            {
-                "embedding_model": models.embedder_id(),
-                "dim": dim,
-                "schemas": {n: schema.version(n) for n in ("chunks", "vectors")},
-            }
-        )
+        if m.get("embedding_model"):
+            # vectors stored before the stamp embedded the bare text: counted before any new one lands
+            m.update({"vector_input": contexts.VECTOR_INPUT, "stale_vectors": self.vectors.count()})
+        else:
+            m.update(
+                {
+                    "embedding_model": models.embedder_id(),
+                    "dim": dim,
+                    "vector_input": contexts.VECTOR_INPUT,
+                    "schemas": {n: schema.version(n) for n in ("chunks", "vectors")},
+                }
+            )
         write_json(self.path / MANIFEST, m)

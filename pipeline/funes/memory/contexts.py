@@ -9,8 +9,10 @@ the user asked in this turn, which file a tool touched. The line says that:
 (`task: <the session's first user request>` is also available; on the dev set and LoCoMo it
 lost more than it found, so the BM25 documents leave it out: bench/README.md "Windows and contexts".)
 
-It is added to the chunk's BM25 document (`documents`; memory/indexes.py and the remote shards'
-segments, memory/shards.py, both build through it), never stored in the chunk's text. It needs the
+It is added to the chunk's BM25 document and to what its vector embeds (`documents`, one string for
+both legs: memory/indexes.py and the remote shards' segments build BM25 through it, and every embed
+step — `funes index`'s vector tier, the Ray embed job, scrub's re-embed — reads `stored_documents`),
+never stored in the chunk's text. A memory's manifest names what its vectors embed (`VECTOR_INPUT`). It needs the
 earlier rows of the chunk's session (the first request, the opening message, the tool call a
 result answers) and nothing else: rows are appended in session order, so a local memory's table
 and a remote's shards laid end to end give every row the same earlier rows and the same line.
@@ -21,6 +23,11 @@ from __future__ import annotations
 
 import re
 
+# what a vector embeds, stamped in a memory's manifest ("vector_input"); vectors of a memory without
+# the stamp embedded the bare text, and `funes index` re-embeds them (commands/reembed.py)
+VECTOR_INPUT = "context-line-1"
+BARE_TEXT = "text"
+MIXED = "mixed"  # a published shard whose vectors are partly of each
 COLUMNS = ["session_id", "seq", "block_idx", "split_idx", "role", "block_type", "tool_name", "workdir", "repo", "text"]
 SNIPPET = 120  # chars of a user message kept: the words that name the topic come first
 _PATH = re.compile(r'"(?:file_path|filePath|path|notebook_path|file|filename)"\s*:\s*"([^"\n]{1,400})"')
@@ -111,6 +118,45 @@ def documents(rows: list[dict], earlier: list[dict]) -> list[str]:
     `earlier` = rows stored before them in their sessions (those that carry state suffice)."""
     got = lines([*earlier, *rows])[len(earlier) :]
     return [f"{c}\n{r['text']}" for c, r in zip(got, rows)]
+
+
+def stored_documents(source, table) -> list[str]:
+    """`documents` of stored rows (`table` holds COLUMNS; a column an old table lacks reads empty):
+    what both legs index. `source` is where their sessions' earlier rows are read: the chunk
+    table's Lance dataset, or the whole chunk table as Arrow (scrub's rewrite before it is stored)."""
+    table = _padded(table)
+    return documents(table.to_pylist(), earlier(source, table))
+
+
+def earlier(source, table) -> list[dict]:
+    """The rows of `source` in the sessions of `table` that a context line reads (`carries_state`).
+
+    One filtered scan, not a read of every earlier row: it may also return rows of `table` itself
+    or stored after it, which sort after the rows they could affect (sessions are appended in
+    order) or repeat what the batch holds, so the lines are those of the earlier rows alone."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    sessions = pc.unique(table["session_id"])
+    if not len(sessions):
+        return []
+    have = set(source.schema.names)
+    cols = [c for c in COLUMNS if c in have]
+    if isinstance(source, pa.Table):
+        got = source.filter(pc.and_(pc.is_in(source["session_id"], sessions), state_mask(source))).select(cols)
+    else:
+        quoted = ", ".join("'" + s.replace("'", "''") + "'" for s in sessions.to_pylist())
+        got = source.to_table(columns=cols, filter=f"session_id IN ({quoted}) AND {STATE_FILTER}")
+    return _padded(got).to_pylist()
+
+
+def _padded(table):
+    import pyarrow as pa
+
+    for c in COLUMNS:
+        if c not in table.schema.names:  # an old table without the column: empty values
+            table = table.append_column(c, pa.array([""] * table.num_rows, pa.string()))
+    return table
 
 
 def _tool(r: dict, s: dict) -> str:

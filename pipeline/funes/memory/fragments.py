@@ -76,9 +76,3 @@ def known_ids(path: Path, version: int | None, sessions: list[str], all_below: i
     if len(sessions) <= all_below:
         flt = "session_id IN (" + ", ".join(lt.quote(s) for s in sessions) + ")"
     return set(lt.column(ds, "id", flt).to_pylist())
-
-
-def take(path: Path, version: int, rows: list[int], columns: list[str]) -> pa.Table:
-    import lance
-
-    return lance.dataset(str(path), version=version).take(rows, columns=columns)

@@ -269,7 +269,7 @@ def _index_text(chunks, man: dict, folder: Path, n: int, say) -> int:
         say(f"indexing text rows {lo}-{hi} of {n}", True)
         table = _read(chunks, DOC_COLUMNS, lo, hi)
         man["facets"] = facets.append(fdir, lo, man["facets"], table)
-        docs = contexts.documents(table.to_pylist(), _earlier(chunks, table))
+        docs = contexts.stored_documents(chunks, table)
         seg = bm25.build(tokenize_many(docs), lo)
         name = _next_name(man, "bm25")
         bm25.save(seg, folder / name)
@@ -277,30 +277,6 @@ def _index_text(chunks, man: dict, folder: Path, n: int, say) -> int:
         man["chunks"]["rows"] = hi
         merged += _merge_bm25(man, folder)
     return merged
-
-
-def _earlier(ds, table) -> list[dict]:
-    """The stored rows of the sessions in `table` that a context line reads (contexts.carries_state).
-
-    One filtered scan, not a read of every earlier row: it may also return rows of `table` itself
-    or stored after it, which sort after the rows they could affect (sessions are appended in
-    order) or repeat what the batch holds, so the lines are those of the earlier rows alone."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    sessions = pc.unique(table["session_id"]).to_pylist()
-    if not sessions:
-        return []
-    quoted = ", ".join("'" + s.replace("'", "''") + "'" for s in sessions)
-    have = set(ds.schema.names)
-    got = ds.to_table(
-        columns=[c for c in contexts.COLUMNS if c in have],
-        filter=f"session_id IN ({quoted}) AND {contexts.STATE_FILTER}",
-    )
-    for c in contexts.COLUMNS:
-        if c not in have:  # an old table without the column: empty values
-            got = got.append_column(c, pa.array([""] * got.num_rows, pa.string()))
-    return got.to_pylist()
 
 
 def _read(ds, columns: list[str], lo: int, hi: int):

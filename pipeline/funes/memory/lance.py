@@ -87,6 +87,12 @@ def open_table(path: Path):
     return lance.dataset(str(path))
 
 
+def open_version(path: Path, version: int):
+    import lance
+
+    return lance.dataset(str(path), version=version)
+
+
 def append(path: Path, table: pa.Table):
     """Append rows (creating the dataset on first write); one atomic Lance commit, made durable
     (fsync'd) before this returns, so a ledger saved afterwards never runs ahead of it."""
@@ -111,6 +117,15 @@ def overwrite(path: Path, table: pa.Table):
     ds = lance.write_dataset(table, str(path), mode="overwrite", max_rows_per_group=1024)
     sync(path, started)
     return ds
+
+
+def upsert(path: Path, table: pa.Table, key: str):
+    """Replace the rows whose `key` matches (insert the others) in one commit, made durable."""
+    import lance
+
+    started = time.time()
+    lance.dataset(str(path)).merge_insert(key).when_matched_update_all().when_not_matched_insert_all().execute(table)
+    sync(path, started)
 
 
 def sync(path: Path, since: float) -> None:

@@ -122,9 +122,12 @@ def parse_manifest(data: bytes | None) -> dict | None:
     return man
 
 
-def extend_manifest(man: dict, shards: list[Shard], updated: str) -> dict:
+def extend_manifest(man: dict, shards: list[Shard], updated: str, vector_input: str) -> dict:
+    """`vector_input`: what the new shards' vectors embed (contexts.VECTOR_INPUT, or `mixed` when
+    some were made from the bare text before the local memory re-embedded them); a shard entry
+    without it predates the stamp (bare text)."""
     out = dict(man)
-    out["shards"] = [*man["shards"], *(asdict(s) for s in shards)]
+    out["shards"] = [*man["shards"], *({**asdict(s), "vector_input": vector_input} for s in shards)]
     out["chunks"] = sum(int(s["rows"]) for s in out["shards"])
     out["updated"] = updated
     return out

@@ -119,6 +119,13 @@ class ChunkTable(_Table):
         self._known: set[str] | None = None  # every stored id, loaded once when a batch spans many sessions
         self._added: set[str] = set()  # ids this object appended
 
+    @classmethod
+    def pinned(cls, path: Path, version: int) -> ChunkTable:
+        """The table as of one version (a Ray worker reads the version its run started from)."""
+        table = cls(path)
+        table._ds = lt.open_version(path, version)
+        return table
+
     def session_rows(self, session_id: str, columns: list[str]) -> pa.Table:
         """Every stored row of one session, by a filtered scan."""
         ds = self.dataset()
@@ -133,6 +140,16 @@ class ChunkTable(_Table):
             return self.empty(columns)
         flt = "session_id IN (" + ", ".join(lt.quote(s) for s in session_ids) + ")"
         return ds.to_table(columns=columns, filter=flt)
+
+    def vector_inputs(self, rows: Iterable[int]) -> tuple[list[str], list[str]]:
+        """(ids, what their vectors embed) of these rows, in the order asked: each row's context
+        line + its text (memory/contexts.py), the same document its BM25 side indexes."""
+        from funes.memory import contexts
+
+        ds = self.dataset()
+        have = set(ds.schema.names)
+        table = self.take(rows, ["id", *(c for c in contexts.COLUMNS if c in have)])
+        return table["id"].to_pylist(), contexts.stored_documents(ds, table)
 
     def empty(self, columns: list[str]) -> pa.Table:
         return schema.arrow_schema("chunks").empty_table().select(columns)
@@ -273,6 +290,15 @@ class VectorTable(_Table):
 
     def append(self, rows: np.ndarray, ids: list[str], vectors: np.ndarray, model_id: str) -> None:
         self._append(vector_rows(rows, ids, vectors, model_id))
+
+    def head(self, n: int) -> pa.Table:
+        """(id, row) of the first n vectors, in table order."""
+        return self.dataset().to_table(columns=["id", "row"], limit=n)
+
+    def replace(self, rows: np.ndarray, ids: list[str], vectors: np.ndarray, model_id: str) -> None:
+        """New vectors for stored ids, one commit (Lance appends the updated rows at the end)."""
+        lt.upsert(self.path, vector_rows(rows, ids, vectors, model_id), "id")
+        self.reload()
 
     def prepare_fragments(self, dim: int, model_id: str) -> None:
         meta = {"embedding_model": model_id, "dim": str(dim)}

@@ -34,6 +34,11 @@ def index_summary(report: IndexReport) -> str:
             f"waiting for vectors: {report.vectors_pending} chunks (searchable by keyword now; "
             "later runs embed them, or `funes index --yes` does it at once)"
         )
+    if report.vectors_reembedded or report.vectors_stale:
+        lines.append(
+            f"re-embedded: {report.vectors_reembedded} vectors with their context line"
+            + (f" ({report.vectors_stale} still of the bare text: later runs continue)" if report.vectors_stale else "")
+        )
     if report.budget_stopped:
         lines.append("stopped at the time budget — run `funes index --yes` to finish, or let later runs continue")
     return "\n".join(lines) + "\n"

@@ -272,14 +272,13 @@ class _Embedder:
 
         from funes.ingest import run
         from funes.memory import fragments
-        from funes.memory.tables import vector_rows
+        from funes.memory.tables import ChunkTable, vector_rows
 
         out: dict[str, list] = {"fragments": [], "rows": [], "dim": [], "model_id": []}
         for lo, hi, packed in zip(batch["lo"].to_pylist(), batch["hi"].to_pylist(), batch["rows"].to_pylist()):
             rows = step_rows(lo, hi, packed)
-            table = fragments.take(self.chunks_path, self.version, rows, ["id", "text"])
-            vectors = run.embed_rows(table, self.embedder)
-            ids = table["id"].to_pylist()
+            ids, texts = ChunkTable.pinned(self.chunks_path, self.version).vector_inputs(rows)
+            vectors = run.embed_rows(texts, self.embedder)
             rows_np = np.asarray(rows, dtype=np.int64)
             frags = fragments.write(self.vectors_path, vector_rows(rows_np, ids, vectors, self.embedder.model_id))
             out["fragments"].append(frags)
