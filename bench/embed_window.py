@@ -17,6 +17,10 @@ sampled chunks with `embed_texts(pool="first")` vs `pool="mean"` (chunks/s, wind
 and building the lexical index over every stored chunk with the text alone vs context line + text
 (memory/contexts.py; chunks/s of tokenising + segment building).
 
+`--vector-input-cost N` times the shipped embed step on N sampled stored chunks side by side with
+the one before it (alternating, best of 2, wall and process CPU time): rows read + context lines
+derived (`ChunkTable.vector_inputs`) + `embed_rows`, vs the text alone read + `embed_rows`.
+
 Output: a markdown table per block type on stdout, the same in bench/out/embed_window.json.
 """
 
@@ -86,6 +90,60 @@ def cost(rows: list[dict], n: int, seed: int = 0) -> dict:
         "bm25_chunks": len(rows),
         "bm25_text_chunks_per_s": round(len(rows) / best["text"]),
         "bm25_context_chunks_per_s": round(len(rows) / best["context"]),
+    }
+
+
+def vector_input_cost(n: int, seed: int = 0, rounds: int = 2) -> dict:
+    """The embed step of `funes index` on n sampled stored rows: context line + text (shipped) vs
+    the text alone (before), alternating in this process; best of `rounds`, wall and CPU seconds."""
+    import random
+    import time
+
+    import numpy as np
+
+    from funes import models
+    from funes.ingest import run, windows
+    from funes.memory import Memory
+
+    mem = Memory.resolve(None).require()
+    emb = models.load_embedder()
+    rows = np.array(sorted(random.Random(seed).sample(range(mem.chunks.count()), n)), dtype=np.int64)
+    run.embed_rows(mem.chunks.take(rows[:8], ["text"])["text"].to_pylist(), emb)  # warm-up
+
+    def inputs(how: str) -> list[str]:
+        if how == "context":
+            return mem.chunks.vector_inputs(rows)[1]
+        return mem.chunks.take(rows, ["id", "text"])["text"].to_pylist()
+
+    best: dict[str, tuple[float, float]] = {}
+    line_s = 1e9
+    for _ in range(rounds):
+        for how in ("text", "context"):
+            w0, c0 = time.perf_counter(), time.process_time()
+            texts = inputs(how)
+            w1 = time.perf_counter()
+            run.embed_rows(texts, emb)
+            wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+            if how == "context":
+                line_s = min(line_s, w1 - w0)
+            if how not in best or wall < best[how][0]:
+                best[how] = (wall, cpu)
+    tk = windows.tokenizer_of(emb)
+    pieces = {h: float(np.mean([len(e.ids) for e in tk.encode_batch(inputs(h))])) for h in ("text", "context")}
+    return {
+        "chunks": n,
+        "load_average": os.getloadavg(),
+        "text_wall_s": round(best["text"][0], 2),
+        "text_cpu_s": round(best["text"][1], 2),
+        "context_wall_s": round(best["context"][0], 2),
+        "context_cpu_s": round(best["context"][1], 2),
+        "text_chunks_per_s": round(n / best["text"][0], 2),
+        "context_chunks_per_s": round(n / best["context"][0], 2),
+        "context_vs_text_wall": round(best["text"][0] / best["context"][0], 3),
+        "context_vs_text_cpu": round(best["text"][1] / best["context"][1], 3),
+        "read_and_lines_ms_per_chunk": round(1000 * line_s / n, 3),
+        "mean_pieces_text": round(pieces["text"], 1),
+        "mean_pieces_context": round(pieces["context"], 1),
     }
 
 
@@ -216,11 +274,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--cost", type=int, metavar="N", default=0, help="also time both poolings on N chunks (above)")
     ap.add_argument("--refresh-cost", action="store_true", help="also time the lexical index rebuild both ways")
+    ap.add_argument("--vector-input-cost", type=int, metavar="N", default=0, help="also time the embed step both ways")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="funes-window-") as tmp:
         os.environ["FUNES_HOME"] = tmp
         rows = stored_chunks(args.corpus)
         refreshed = refresh_cost() if args.refresh_cost else None
+        vector_cost = vector_input_cost(args.vector_input_cost) if args.vector_input_cost else None
+    if vector_cost:
+        print("\n" + json.dumps(vector_cost, indent=1))
     if refreshed:
         print("\n" + json.dumps(refreshed, indent=1))
     model_id, tk, max_len = model_tokenizer()
@@ -235,6 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     report = {"model": model_id, "max_seq_length": max_len, "by_block_type": summary, "devset_evidence": evidence}
     report |= {"cost": costs} if costs else {}
     report |= {"refresh_cost": refreshed} if refreshed else {}
+    report |= {"vector_input_cost": vector_cost} if vector_cost else {}
     args.out.write_text(json.dumps(report, indent=1))
     return 0
 

@@ -234,6 +234,7 @@ def test_get_and_status_of_a_remote(remote, models):
     assert (st.state, st.chunks, st.sessions, st.by_harness) == ("ready", 30, 6, {"claude_code": 30})
     assert st.remote["shards"] == 3 and not st.remote["offline"] and st.remote["cache_bytes"] > 0
     assert st.last_indexed is not None
+    assert (st.vector_input, st.stale_vectors) == ("context-line-1", 0)  # each shard says what its vectors embed
 
 
 def test_a_remote_built_with_another_model_is_refused(remote, models, monkeypatch):

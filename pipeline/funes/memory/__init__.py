@@ -231,15 +231,17 @@ class Memory:
         self.vectors.prepare_fragments(dim, model_id)
 
     def replace_vectors(self, ids: list[str], rows: np.ndarray, vectors: np.ndarray, model_id: str, left: int) -> None:
-        """Replace stale vectors by id in one commit, then record how many stale ones are left. A
-        kill between the two leaves the count high by one step: those rows are re-embedded again."""
+        """Replace stale vectors by id in one commit, then record how many stale ones are left and
+        how many were replaced in all (the search index rebuilds its vector side when that moves).
+        A kill between the two leaves the count high by one step: those rows are re-embedded again."""
         self.vectors.replace(rows, ids, vectors, model_id)
-        self.set_stale_vectors(left)
+        self.set_stale_vectors(left, replaced=len(ids))
 
-    def set_stale_vectors(self, n: int) -> None:
+    def set_stale_vectors(self, n: int, replaced: int = 0) -> None:
         m = self.manifest()
-        if m.get("vector_input") == contexts.VECTOR_INPUT and int(m.get("stale_vectors") or 0) != n:
-            write_json(self.path / MANIFEST, {**m, "stale_vectors": n})
+        if m.get("vector_input") == contexts.VECTOR_INPUT and (int(m.get("stale_vectors") or 0) != n or replaced):
+            total = int(m.get("vectors_replaced") or 0) + replaced
+            write_json(self.path / MANIFEST, {**m, "stale_vectors": n, "vectors_replaced": total})
 
     def _stamp(self, dim: int) -> None:
         m = self.manifest()

@@ -180,8 +180,7 @@ def refresh(memory, progress=None) -> dict:
         stats["rebuilt"].append("text")
         gen, counter = _next_generation(folder, old)
         man = _empty_manifest(gen, counter)
-    vsec = man["vectors"]
-    if vsec["rows"] and (not _same_lineage(vsec, vectors, m) or vsec["model"] != model or vsec["dim"] != dim):
+    if not _vectors_current(man["vectors"], vectors, m, stamp):
         stats["rebuilt"].append("vectors")
         man["faiss"], man["vectors"] = [], {"rows": 0, "version": None, "probes": {}, "model": None, "dim": None}
     if old and man == old and n == man["chunks"]["rows"] and m == man["vectors"]["rows"]:
@@ -197,10 +196,24 @@ def refresh(memory, progress=None) -> dict:
         man["vectors"].update(model=model, dim=dim)
     if vectors is not None:
         man["vectors"].update(version=vectors.version, probes=_probes(vectors, man["vectors"]["rows"]))
+    man["vectors"]["replaced"] = int(stamp.get("vectors_replaced") or 0)
     man["refreshed_at"] = time.time()
     write_json(folder / MANIFEST, man)
     _sweep(folder, man)
     return {**stats, **_summary(man), "seconds": time.monotonic() - started}
+
+
+def _vectors_current(vsec: dict, vectors, m: int, stamp: dict) -> bool:
+    """The faiss side still holds the vectors the table holds: same rows, model and dimension, and
+    none replaced since (commands/reembed.py replaces by id, which can leave every probe as it was)."""
+    if not vsec["rows"]:
+        return True
+    return (
+        _same_lineage(vsec, vectors, m)
+        and vsec["model"] == stamp.get("embedding_model")
+        and vsec["dim"] == stamp.get("dim")
+        and vsec.get("replaced", 0) == int(stamp.get("vectors_replaced") or 0)
+    )
 
 
 def _next_generation(folder: Path, old: dict | None) -> tuple[int, int]:
