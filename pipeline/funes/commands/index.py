@@ -102,6 +102,7 @@ def index_sources(
             scale_index.run(opts, mem, sources, report, progress)
             _refresh(mem, progress, report)
             report.vectors_pending = len(mem.pending_rows())
+            report.vectors_stale = mem.stale_vectors()  # replaced by the local vector tier, not on Ray
             report.elapsed = time.monotonic() - started
             return report
         run = _Run(opts, mem, report, progress, started, budgeted and not opts.yes)
