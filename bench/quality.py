@@ -124,7 +124,7 @@ def dump_question(searcher, hs: data.Haystack, q: data.Question, turn_map: dict,
         turn = turn_map.get((rec["session_id"], rec["seq"]))
         return (rec["session_id"] in q.gold_sessions) + 2 * (turn in q.gold_turns)
 
-    suite = hs.name.split("/")[0]
+    suite = "lme-s-pooled" if hs.name == "lme-s/pooled" else hs.name.split("/")[0]  # the suite it is graded in
     dump.write(fusion_dump.line(suite, q.qid, half(q.qid), q.text, legs, row_ids, recs, gold) + "\n")
 
 
