@@ -28,7 +28,7 @@ def reembed_stale(mem: Memory, progress, over_budget=lambda: False, step: int = 
     from funes.ingest import run
 
     embedder = models.load_embedder()
-    mem._stamp(embedder.dim)  # an unstamped memory counts its old vectors before the first replace
+    mem.stamp_vectors(embedder.dim)  # an unstamped memory counts its old vectors before the first replace
     left = mem.stale_vectors()
     t0, done = time.monotonic(), 0
     while left:

@@ -222,12 +222,12 @@ class Memory:
 
     def append_vectors(self, rows: np.ndarray, ids: list[str], vectors: np.ndarray, model_id: str) -> None:
         """Store vectors, stamping the memory with the embedding model on the first ones."""
-        self._stamp(int(vectors.shape[1]))
+        self.stamp_vectors(int(vectors.shape[1]))
         self.vectors.append(rows, ids, vectors, model_id)
 
     def prepare_vector_fragments(self, dim: int, model_id: str) -> None:
         """Stamp the model (as append_vectors does) and ready vectors.lance for fragments written apart."""
-        self._stamp(dim)
+        self.stamp_vectors(dim)
         self.vectors.prepare_fragments(dim, model_id)
 
     def replace_vectors(self, ids: list[str], rows: np.ndarray, vectors: np.ndarray, model_id: str, left: int) -> None:
@@ -243,7 +243,9 @@ class Memory:
             total = int(m.get("vectors_replaced") or 0) + replaced
             write_json(self.path / MANIFEST, {**m, "stale_vectors": n, "vectors_replaced": total})
 
-    def _stamp(self, dim: int) -> None:
+    def stamp_vectors(self, dim: int) -> None:
+        """Stamp the model and the vector input before vectors land; a memory stamped before
+        `vector_input` existed counts its bare-text vectors (`stale_vectors`) here, once."""
         m = self.manifest()
         if m.get("embedding_model") and m.get("vector_input") == contexts.VECTOR_INPUT:
             return
