@@ -140,6 +140,8 @@ def _in_process(texts: list[str], use_rules: bool, use_ds: bool) -> list[tuple[i
 def _merge(text: str, hits: list[tuple[str, int, int]]) -> list[Finding]:
     """One text's findings: spans trimmed of whitespace, those touching a `[REDACTED:...]` marker
     dropped, overlapping ones merged under the most specific kind."""
+    if not hits:
+        return []
     markers = [m.span() for m in _MARKER.finditer(text)] if "[REDACTED:" in text else []
     spans = []
     for kind, s, e in hits:
