@@ -21,7 +21,9 @@ text from the scanned input.
 Modules: `views` (the views and their span maps), `kingfisher`, `detectsecrets`, `rules` (funes
 rules over the whole text) and `context` (funes rules within secret-ish windows), with what the
 rules share in `values` (placeholder/randomness heuristics), `names` (secret-ish names) and
-`windows` (where the slower rules look).
+`windows` (where the slower rules look). `gate` (with `superset`, Python regex -> Rust regex)
+hands the two in-process engines only the texts that can hold one of their findings, decided by
+polars over the whole batch; Kingfisher reads every text.
 """
 
 from __future__ import annotations
