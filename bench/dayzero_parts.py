@@ -17,7 +17,9 @@ on a loaded box):
   vs `FUNES_SCAN_EXACT=1`, findings compared;
 - redact: the whole redact step (`ingest.redact.redact_texts` over the text-tier blocks: text
   views, the Kingfisher job, the in-process engines, merge) with the gate vs without, CPU of this
-  process and of its children (Kingfisher) apart, findings compared.
+  process and of its children (Kingfisher) apart, findings compared;
+- with `--corpus`: the gate part again over the real coding-agent transcripts of ../shared/corpus
+  (every text view of tests/test_redact_corpus.py's sample: text, thinking, tool input and output).
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sessions", type=int, default=600)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--corpus", action="store_true", help="also the gate part over ../shared/corpus")
     args = ap.parse_args()
     home = REPO / "bench" / "out" / "dayzero_parts" / "home"
     if not home.exists():
@@ -166,6 +169,25 @@ def main() -> None:
         },
         "redact_findings_identical": same_redact,
     }
+    if args.corpus:
+        sys.path.insert(0, str(REPO / "tests"))
+        from test_redact_corpus import corpus_texts
+
+        views = [v.text for t in corpus_texts(REPO.parent / "shared" / "corpus") for v in scan.text_views(t)]
+        same_corpus = gated(views, True) == gated(views, False)
+        runs: dict[str, list[float]] = {"new": [], "old": []}
+        for _ in range(args.rounds):
+            runs["new"].append(_cpu(lambda: gated(views, True)))
+            runs["old"].append(_cpu(lambda: gated(views, False)))
+        mb_c = sum(map(len, views)) / 1e6
+        share = sum(len(t) for t, k in zip(views, scan.gate.candidates(views)) if k) / 1e6 / mb_c
+        out["corpus_gate"] = {
+            "text_mb": round(mb_c, 1),
+            "candidate_share_of_text": round(share, 3),
+            "cpu_s_per_mb": {"before": round(min(runs["old"]) / mb_c, 3), "after": round(min(runs["new"]) / mb_c, 3)},
+            "findings_identical": same_corpus,
+            "load_average": round(os.getloadavg()[0], 1),
+        }
     print(json.dumps(out, indent=1))
 
 
