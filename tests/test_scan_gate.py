@@ -35,6 +35,7 @@ def _edge_texts() -> list[str]:
         "İ makes str.lower longer",  # not a candidate, yet it decides how the batch is lowered
         "to\u212aen Zx9kq2Lm4PwRt7Yh3Nb",  # Kelvin sign: `token ` only when the batch lowers fully
         "awſ secret = " + "Ab3dEf9hIj" * 4,  # (?i)s matches the long s
+        "we run it all on aws",  # not a candidate, yet its `aws` once let the rule run at all
         "mysql -u root\t-pS3cr3tPw!",  # `-p` after a tab
         "a\udc80b token=ghp_" + "a1B2" * 9,  # a lone surrogate
         "see " + "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo" + "=" * 1,  # a base64 run
