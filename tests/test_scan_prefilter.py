@@ -19,7 +19,8 @@ ENGINES = ["funes-rules", "detect-secrets"]  # Kingfisher is its own process: un
 
 def _without_shortcuts(monkeypatch) -> None:
     monkeypatch.setattr(rules, "may_match", lambda prefixes, found: True)
-    monkeypatch.setattr(scan, "lower_joined", lambda texts, sep, joined: windows.lower(joined))
+    monkeypatch.setattr(scan, "lower_joined", lambda texts, sep, joined, keeps_length=None: windows.lower(joined))
+    monkeypatch.setenv("FUNES_SCAN_EXACT", "1")  # every text scanned, as before the gate
     monkeypatch.setattr(manifests, "may_hold_secret_kind", lambda text: True)
     monkeypatch.setattr(detectsecrets, "present", lambda literals, text: frozenset(literals))
 

@@ -21,7 +21,9 @@ text from the scanned input.
 Modules: `views` (the views and their span maps), `kingfisher`, `detectsecrets`, `rules` (funes
 rules over the whole text) and `context` (funes rules within secret-ish windows), with what the
 rules share in `values` (placeholder/randomness heuristics), `names` (secret-ish names) and
-`windows` (where the slower rules look).
+`windows` (where the slower rules look). `gate` (with `superset`, Python regex -> Rust regex)
+hands the two in-process engines only the texts that can hold one of their findings, decided by
+polars over the whole batch; Kingfisher reads every text.
 """
 
 from __future__ import annotations
@@ -32,11 +34,11 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from funes.scan import detectsecrets, kingfisher, outputs, rules
+from funes.scan import detectsecrets, gate, kingfisher, outputs, rules
 from funes.scan.kingfisher import binary as _kingfisher_binary
 from funes.scan.values import documented_example
 from funes.scan.views import text_views
-from funes.scan.windows import lower_joined, word_windows
+from funes.scan.windows import lower_joined, lowering_keeps_length, word_windows
 
 KINGFISHER_TIMEOUT_S = 600
 ENGINE_NAMES = ("kingfisher", "detect-secrets", "funes-rules")
@@ -88,7 +90,8 @@ def find(
     use = set(only) if only is not None else set(ENGINE_NAMES)
     if use - set(ENGINE_NAMES):
         raise ValueError(f"unknown scanner engine(s): {sorted(use - set(ENGINE_NAMES))}")
-    flat = [(i, v) for i, t in enumerate(texts) for v in text_views(t)]
+    runs = gate.may_hold_b64(texts)
+    flat = [(i, v) for i, t in enumerate(texts) for v in text_views(t, runs[i])]
     hits: list[list[tuple[str, int, int]]] = [[] for _ in texts]
     path = _kingfisher_binary()[0] if "kingfisher" in use else None
     job = None
@@ -110,13 +113,19 @@ def find(
 
 
 def _in_process(texts: list[str], use_rules: bool, use_ds: bool) -> list[tuple[int, str, int, int]]:
-    """(text index, kind, start, end) from the in-process engines. They scan the whole batch as
-    one string: no per-text overhead."""
+    """(text index, kind, start, end) from the in-process engines. They scan the batch's
+    candidate texts (`gate.py`: the others provably hold no finding) as one string: no per-text
+    overhead. Each text's findings depend on that text alone (no rule reaches across the
+    separator), lowered as in the whole batch."""
     if not texts or not (use_rules or use_ds):
         return []
-    big = _SEP.join(texts)
-    starts = list(itertools.accumulate((len(t) + len(_SEP) for t in texts[:-1]), initial=0))
-    low = lower_joined(texts, _SEP, big)
+    picked = [j for j, keep in enumerate(gate.candidates(texts)) if keep]
+    sub = [texts[j] for j in picked]
+    if not sub:
+        return []
+    big = _SEP.join(sub)
+    starts = list(itertools.accumulate((len(t) + len(_SEP) for t in sub[:-1]), initial=0))
+    low = lower_joined(sub, _SEP, big, lowering_keeps_length(texts))
     lines = word_windows(big, low)
     found = (rules.findings(big, low, lines) if use_rules else []) + (
         detectsecrets.findings(big, low, lines) if use_ds else []
@@ -124,15 +133,17 @@ def _in_process(texts: list[str], use_rules: bool, use_ds: bool) -> list[tuple[i
     out = []
     for kind, s, e in found:
         j = bisect.bisect_right(starts, s) - 1
-        end = min(e, starts[j] + len(texts[j]))
+        end = min(e, starts[j] + len(sub[j]))
         if end > s:
-            out.append((j, kind, s - starts[j], end - starts[j]))
+            out.append((picked[j], kind, s - starts[j], end - starts[j]))
     return out
 
 
 def _merge(text: str, hits: list[tuple[str, int, int]]) -> list[Finding]:
     """One text's findings: spans trimmed of whitespace, those touching a `[REDACTED:...]` marker
     dropped, overlapping ones merged under the most specific kind."""
+    if not hits:
+        return []
     markers = [m.span() for m in _MARKER.finditer(text)] if "[REDACTED:" in text else []
     spans = []
     for kind, s, e in hits:

@@ -201,5 +201,9 @@ def named_value_findings(text: str, low: str) -> list[tuple[str, int, int]]:
     return out
 
 
+# every finding starts with a match of one of these (`gate.py`)
+NECESSARY: list[re.Pattern | str] = [_KEY40, _UUID, _HEX32, _NAME_THEN_VALUE]
+
+
 def findings(text: str, low: str) -> list[tuple[str, int, int]]:
     return cloud_key_findings(text, low) + provider_key_findings(text, low) + named_value_findings(text, low)

@@ -95,6 +95,19 @@ def _plugins():
     return plugins, KeywordDetector(), trigger
 
 
+def necessary() -> list[re.Pattern | str]:
+    """Patterns every finding's text matches (`gate.py`): the plugins' own regexes. The private
+    key plugin reports `pem_spans` (the funes rules' PEM pattern); the keyword-assignment plugins
+    and the KeywordDetector look only in the secret-ish windows (`windows.NECESSARY_LOWERED`)."""
+    plugins, _, _ = _plugins()
+    return [
+        rx
+        for kind, plugin, gate in plugins
+        if kind != "PrivateKey" and not isinstance(gate, _InWindows)
+        for rx in plugin.denylist
+    ]
+
+
 def _filtered(secret: str, line: str) -> bool:
     from detect_secrets.filters import heuristic as h
 

@@ -160,7 +160,8 @@ class Job:
 
     def __init__(self, path: str, texts: list[str], timeout: float):
         self.timeout = timeout
-        self.safe = [t.encode("utf-8", "replace").decode("utf-8") for t in texts]  # lone surrogates
+        # lone surrogates replaced (an ASCII text has none: its check is O(1))
+        self.safe = [t if t.isascii() else t.encode("utf-8", "replace").decode("utf-8") for t in texts]
         self.first_lines, line = [], 1
         for t in self.safe:
             self.first_lines.append(line)

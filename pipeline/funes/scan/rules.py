@@ -96,13 +96,28 @@ _SHELL_P = re.compile(  # sshpass -p X, redis-cli -a X, gh secret set NAME --bod
 _CURL_USER = re.compile(r"(?:-u|--user)(?:=|[ \t]+)[\"']?[^\s:\"']{1,64}:(?P<v>[^\s\"']{3,})")
 _MYSQL_P = re.compile(r"(?:mysql|mysqldump|mariadb)\b[^\n]{0,200}?\s-p(?P<v>[^\s\"'-][^\s\"']{2,})")
 
+# every finding of `findings` outside the secret-ish windows starts with a match of one of these
+# (`gate.py`; the windows have their own conditions in `windows.NECESSARY_LOWERED`)
+NECESSARY: list[re.Pattern | str] = [
+    *(rx for _, rx, _, _ in _TOKEN_RE),
+    _AWS_SECRET,
+    _PEM_BEGIN,
+    _PUTTY,
+    _URL_CRED,
+    _SHELL_P,
+    _CURL_USER,
+    _MYSQL_P,
+]
+
 
 def pem_spans(text: str) -> Iterable[tuple[int, int]]:
     """PEM private key blocks; a truncated one (no END line) up to where its body stops."""
     if "PRIVATE KEY" not in text:
         return
     for m in _PEM_BEGIN.finditer(text):
-        end = _PEM_END.search(text, m.end(), m.end() + 20000)
+        # not past the text's end in a joined batch: a key's END line is in its own text
+        stop = text.find("\x00", m.end(), m.end() + 20000)
+        end = _PEM_END.search(text, m.end(), m.end() + 20000 if stop < 0 else stop)
         if end:
             yield m.start(), end.end()
             continue
@@ -116,7 +131,7 @@ def findings(text: str, low: str | None = None, lines: list | None = None) -> li
     `lines` its `word_windows`, when the caller has them already."""
     low = lower(text) if low is None else low
     out = _token_findings(text)
-    if "aws" in low:
+    if "aws" in low or "awſ" in low:  # (?i) `s` also matches the long s
         out.extend(("AWS", *m.span(1)) for m in _AWS_SECRET.finditer(text))
     out.extend(("PrivateKey", s, e) for s, e in pem_spans(text))
     out.extend(manifests.findings(text))
@@ -128,7 +143,7 @@ def findings(text: str, low: str | None = None, lines: list | None = None) -> li
             v = m.group("v")
             if _SCHEME.search(text, max(0, m.start() - 22), m.start()) and not placeholder(v):
                 out.append(("URLPassword", *m.span("v")))
-    if " -p" in text and ("mysql" in low or "mariadb" in low):
+    if "-p" in text and ("mysql" in low or "mariadb" in low):
         out.extend(("Password", *m.span("v")) for m in _MYSQL_P.finditer(text) if not placeholder(m.group("v")))
     if "-u" in text:
         out.extend(("BasicAuth", *m.span("v")) for m in _CURL_USER.finditer(text) if not placeholder(m.group("v")))

@@ -95,11 +95,12 @@ def decode_b64(run: str) -> str | None:
     return out if out and printable >= 0.95 * len(out) and any(c.isalpha() for c in out) else None
 
 
-def text_views(text: str) -> list[View]:
-    """The raw text, its decoded base64 runs, and the JSON-unescaped form (two levels) of each."""
+def text_views(text: str, runs: bool = True) -> list[View]:
+    """The raw text, its decoded base64 runs, and the JSON-unescaped form (two levels) of each.
+    `runs=False`: the caller knows the text holds no base64 run."""
     raw = View(text)
     views = [raw]
-    for m in B64RUN.finditer(text):
+    for m in B64RUN.finditer(text) if runs else ():
         decoded = decode_b64(m.group())
         if decoded:
             views.append(View(decoded, raw, run=m.span()))

@@ -19,6 +19,16 @@ _KW_PROSE = re.compile(  # `password for the db is x`, .netrc, `secret value: x`
     r"[^\n]{0,60}?\s(?:is|was)\s|word\s+\S{4}|(?:[ \t][a-z0-9_-]+){1,2}:[ \t]"
 )
 
+_KW_ANY = "(?:" + "|".join(_KEYWORDS) + ")"
+# what the lowered text around a hit of the default `word_windows` matches (`gate.py`): a
+# keyword used as a name, a `--flag`, an auth scheme, or prose
+NECESSARY_LOWERED = [
+    _KW_ANY + "(?:" + _KW_ASSIGN.pattern + ")",
+    "--?[a-z0-9_\\-]{0,40}" + _KW_ANY,
+    "(?:" + "|".join(_KW_SCHEMES) + ")[ \t]",
+    "(?:" + "|".join(_KW_PROSE_WORDS) + ")(?:" + _KW_PROSE.pattern + ")",
+]
+
 
 def word_windows(
     text: str, low: str, words: Iterable[str] | None = None, before: int = 120, after: int = 1000
@@ -65,18 +75,27 @@ def lower(text: str) -> str:
     return low if len(low) == len(text) else text.translate(_ASCII_LOWER)
 
 
-def lower_joined(texts: list[str], sep: str, joined: str) -> str:
+def lower_joined(texts: list[str], sep: str, joined: str, keeps_length: bool | None = None) -> str:
     """`lower(joined)` for `joined` = sep.join(texts) (`sep` starts and ends with a newline and
     holds no cased character), lowering each text on its
     own: most texts are ASCII, whose lowering is a byte copy, where lowering the joined (non-ASCII
     as soon as one text is) string costs ~3x more. Equal to `lower(joined)`: str.lower maps each
     character alone except a final sigma, whose context ends at the separator's newline (neither
     cased nor case-ignorable) exactly as at a text's end; when any text changes length, the
-    whole batch falls back to `lower`'s offset-preserving form."""
+    whole batch falls back to `lower`'s offset-preserving form. `keeps_length`, when given, is
+    that decision taken over a larger batch these texts were picked from, so that each text is
+    lowered as it would be there."""
     lows = [t.lower() for t in texts]
-    if any(len(a) != len(b) for a, b in zip(lows, texts)):
+    if keeps_length is None:
+        keeps_length = all(len(a) == len(b) for a, b in zip(lows, texts))
+    if not keeps_length:
         return joined.translate(_ASCII_LOWER)
     return sep.join(lows)
+
+
+def lowering_keeps_length(texts: list[str]) -> bool:
+    """True when no text changes length under str.lower (an ASCII one never does)."""
+    return all(t.isascii() or len(t.lower()) == len(t) for t in texts)
 
 
 def occurrences(text: str, value: str) -> Iterable[int]:
