@@ -45,9 +45,11 @@ def minilm(request, tmp_path_factory):
 
 def test_bulk_batches_run_in_bf16_behind_a_recorded_gate_and_agree_with_fp32(minilm):
     assert minilm.backend == "onnx" and minilm.bulk is not None and minilm.bulk_note == ""
-    small = minilm.encode(BASE)  # under MIN_BATCH: the fp32 graph, exactly
+    small = minilm.encode(BASE)  # under MIN_BATCH, before any bulk batch: the fp32 graph, exactly
     np.testing.assert_array_equal(small, minilm._encode(BASE, 64))
     vectors = minilm.encode(BULK)
+    np.testing.assert_array_equal(minilm.encode(BASE), small)  # the call's size decides, not the history
+    np.testing.assert_array_equal(minilm.encode_query(BASE[0]), minilm._encode(BASE[:1], 1)[0])  # queries: ONNX
     assert minilm.bulk_backend == "torch-bf16", minilm.bulk_note
     assert vectors.dtype == np.float32 and vectors.shape == (len(BULK), 384)
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
@@ -55,6 +57,7 @@ def test_bulk_batches_run_in_bf16_behind_a_recorded_gate_and_agree_with_fp32(min
     assert cos.min() >= 0.999  # the bound is 0.99; MiniLM in bf16 keeps ~0.9999
     verdict = export.read_meta(minilm.bulk.export_dir)["bf16_gate"]
     assert verdict["passed"] and verdict["min_cosine"] >= 0.99 and verdict["torch"] == bf16.torch_version()
+    assert "bulk passages torch-bf16" in models.embedder_status()  # what `funes status` prints
 
 
 def test_a_failed_gate_keeps_bulk_on_onnx_until_torch_changes(minilm, tmp_path):
@@ -66,6 +69,7 @@ def test_a_failed_gate_keeps_bulk_on_onnx_until_torch_changes(minilm, tmp_path):
     export.record(fake, "bf16_gate", failed)
     bulk = embedder.Bulk(minilm.path, fake)
     assert bulk.get() is None and "failed its agreement gate" in bulk.note
+    assert bulk.model is None
     # a verdict measured under another torch is measured again (and this one passes)
     export.record(fake, "bf16_gate", {**failed, "torch": "0.0"})
     again = embedder.Bulk(minilm.path, fake)
@@ -77,6 +81,7 @@ def test_explicit_onnx_and_no_bf16_cpu_keep_every_batch_on_fp32(minilm, monkeypa
     monkeypatch.setenv("FUNES_EMBED_BACKEND", "onnx")
     exact = models.load_embedder()
     assert exact is not minilm and exact.bulk is None and exact.bulk_backend == ""
+    assert models.embedder_status() == "onnx"
     bulk = embedder.Bulk(minilm.path, minilm.bulk.export_dir, note="this CPU has no native bf16 (AVX512-BF16 or AMX)")
     assert bulk.get() is None and "no native bf16" in bulk.note
 

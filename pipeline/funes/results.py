@@ -96,6 +96,7 @@ class Status:
     last_indexed: float | None = None  # epoch seconds of the chunks table's head version
     index: dict[str, Any] = field(default_factory=dict)  # memory.indexes.freshness(): rows covered vs stored
     embedder: str = ""
+    embedder_note: str = ""  # how it runs (models.embedder_status): backend, bulk bf16 or why not
     reranker: str | None = None
     reranker_note: str = ""
     held_back: int = 0  # chunks the publish gate would hold back (secrets found on the outgoing text)

@@ -31,7 +31,7 @@ def status(memory: str | None = None, progress=None) -> Status:
     st.index = indexes.freshness(mem)
     st.index_problem = indexes.problem(mem, lag=False) if st.index.get("built") else None
     st.sessions, st.by_harness, st.by_type = _counts(mem, st.chunks, st.index_problem is None)
-    st.embedder = models.embedder_id()
+    st.embedder, st.embedder_note = models.embedder_id(), models.embedder_status()
     st.reranker, st.reranker_note = models.reranker_status()
     _gate(mem, st)
     st.review = _waiting_for_review(mem)
@@ -52,7 +52,7 @@ def _remote(mem, progress) -> Status:
     st.sessions, st.by_harness, st.by_type = _facet_counts(ix.facets)
     st.pending_vectors = ix.rows - ix.vector_rows
     st.last_indexed = _epoch(snap.manifest.get("updated"))
-    st.embedder = models.embedder_id()
+    st.embedder, st.embedder_note = models.embedder_id(), models.embedder_status()
     st.reranker, st.reranker_note = models.reranker_status()
     shard_bytes, index_bytes = sum(s.local.stat().st_size for s in snap.shards), _tree_bytes(mem.path)
     st.remote = {

@@ -14,7 +14,7 @@ FUNES_RERANK_MODEL, FUNES_RERANK_BACKEND, FUNES_RERANK_MAX_LENGTH, FUNES_THREADS
 from __future__ import annotations
 
 from funes.models import embedder, reranker, weights
-from funes.models.embedder import Embedder, load_embedder
+from funes.models.embedder import Embedder, embedder_status, load_embedder
 from funes.models.locate import DEFAULT_EMBED_MODEL, DEFAULT_RERANK_MODEL, dim_hint, embedder_id, reranker_id
 from funes.models.reranker import Reranker, load_reranker, reranker_status
 
@@ -40,6 +40,7 @@ __all__ = [
     "clear_cache",
     "embedder_dim_hint",
     "embedder_id",
+    "embedder_status",
     "load_embedder",
     "load_reranker",
     "reranker_id",

@@ -41,17 +41,19 @@ class Embedder:
 
     def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
         """Passages: float32 (n, dim), L2-normalised, in input order."""
-        return self._run([self.passage_prefix + t for t in texts] if self.passage_prefix else list(texts), batch_size)
+        texts = [self.passage_prefix + t for t in texts] if self.passage_prefix else list(texts)
+        return self._run(texts, batch_size, passages=True)
 
     def encode_query(self, text: str) -> np.ndarray:
         return self._run([self.query_prefix + text], 1)[0]
 
-    def _run(self, texts: list[str], batch_size: int) -> np.ndarray:
+    def _run(self, texts: list[str], batch_size: int, passages: bool = False) -> np.ndarray:
         import numpy as np
 
         if len(texts) == 0:
             return np.zeros((0, self.dim), dtype=np.float32)
-        model = self.bulk.get() if self.bulk is not None and len(texts) >= bf16.MIN_BATCH else None
+        # by the call's size alone, so a text's vector never depends on what this process embedded before
+        model = self.bulk.get() if passages and self.bulk is not None and len(texts) >= bf16.MIN_BATCH else None
         if model is not None:
             return np.ascontiguousarray(model.encode(texts, min(batch_size, bf16.BATCH)), dtype=np.float32)
         return np.ascontiguousarray(self._encode(texts, batch_size), dtype=np.float32)
@@ -166,3 +168,31 @@ def _torch(model_id: str, folder: Path, note: str, start: float) -> Embedder:
     return Embedder(
         model_id, dim, "torch", folder, int(st.max_seq_length or 0), time.perf_counter() - start, note, encode
     )
+
+
+def embedder_status() -> str:
+    """How the configured embedder runs, from the export cache alone (never hashes, never imports ML)."""
+    from funes.errors import FunesError
+    from funes.models import export
+
+    want = backends.requested("FUNES_EMBED_BACKEND")
+    if want == "torch":
+        return "torch fp32"
+    try:
+        folder = locate.resolve(locate.embedder_id(), "FUNES_EMBED_MODEL")
+        sha = weights.known_sha256(weights.weights_file(folder))
+    except (FunesError, OSError):
+        sha = None
+    meta = export.read_meta(export.export_dir("embed", sha)) if sha else None
+    if meta is None:
+        return "not loaded yet"
+    if want != "auto":
+        return backends.pick(meta, want).backend
+    if note := bf16.cpu_note():
+        return f"onnx; passages stay fp32: {note}"
+    verdict = meta.get("bf16_gate")
+    if verdict is None or verdict.get("torch") != bf16.torch_version():
+        return "onnx; bulk passages bf16 once its gate passes (checked on the first bulk batch)"
+    if verdict.get("passed"):
+        return f"onnx; bulk passages torch-bf16 (gate: min cosine {verdict.get('min_cosine')})"
+    return f"onnx; passages stay fp32: bf16 failed its agreement gate (min cosine {verdict.get('min_cosine')})"

@@ -40,7 +40,7 @@ def status_text(st: Status) -> str:
             lines.append("search index: " + _freshness(st.index))
         lines.append("publish gate: " + _gate(st))
         lines += [f"waiting for review: {n} session{'s' if n != 1 else ''} for {r}" for r, n in st.review.items()]
-    lines.append(f"embedder: {st.embedder}")
+    lines.append(f"embedder: {st.embedder}" + (f" ({st.embedder_note})" if st.embedder_note else ""))
     if st.reranker:
         lines.append(f"reranker: {st.reranker}" + (f" ({st.reranker_note})" if st.reranker_note else ""))
     else:
