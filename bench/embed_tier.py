@@ -7,7 +7,7 @@ chunks of the N newest Claude sessions without vectors. Then the same command wi
 finds nothing new and embeds every pending chunk — on a fresh copy of that memory per leg:
 `FUNES_EMBED_BACKEND=onnx` (every batch fp32 ONNX, the shipped path before bf16) and the default
 (`auto`: bulk batches in bf16). Each leg is a new process; its CPU time comes from wait4's rusage,
-so CPU/wall ~2 means both cores were busy. Legs alternate for `--rounds` rounds. The model cache is
+so CPU/wall ~2 means both cores were busy (and ru_maxrss gives the peak RSS). Legs alternate for `--rounds` rounds. The model cache is
 the user's (export and bf16 gate already built), so no leg pays a one-time export.
 """
 
@@ -38,8 +38,8 @@ def _env(home: Path, backend: str | None) -> dict:
     return env
 
 
-def _run(cmd: list[str], env: dict) -> tuple[float, float]:
-    """(wall s, CPU s of the process and its children) of one command."""
+def _run(cmd: list[str], env: dict) -> tuple[float, float, float]:
+    """(wall s, CPU s, peak RSS MB) of one command (its process and the children it waited for)."""
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -47,7 +47,7 @@ def _run(cmd: list[str], env: dict) -> tuple[float, float]:
     err = proc.stderr.read().decode() if proc.stderr else ""
     if status != 0:
         sys.exit(f"{' '.join(cmd)} failed ({status}): {err[-2000:]}")
-    return wall, usage.ru_utime + usage.ru_stime
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def _vectors(env: dict) -> tuple[int, int]:
@@ -74,7 +74,7 @@ def main() -> None:
             shutil.copytree(seed, home, symlinks=True)
             env = _env(home, backend)
             load = os.getloadavg()[0]
-            wall, cpu = _run(index, env)
+            wall, cpu, rss = _run(index, env)
             vectors, left = _vectors(env)
             rows.append(
                 {
@@ -85,6 +85,7 @@ def main() -> None:
                     "wall_s": round(wall, 2),
                     "cpu_s": round(cpu, 2),
                     "cpu_per_wall": round(cpu / wall, 2),
+                    "peak_rss_mb": round(rss),
                     "chunks_per_s": round(vectors / wall, 1),
                     "chunks_per_cpu_s": round(vectors / cpu, 1),
                     "load_before": round(load, 1),
