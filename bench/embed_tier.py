@@ -1,6 +1,6 @@
 """The vector tier of `funes index` on both cores: wall, CPU and CPU/wall of a run that embeds pending chunks.
 
-Run: .venv/bin/python bench/embed_tier.py [--limit 4] [--rounds 1]
+Run: .venv/bin/python bench/embed_tier.py [--limit 4] [--rounds 1] [--legs onnx,auto]
 
 Text first: `funes index ../shared/corpus/claude --harness claude --no-embed --yes --limit N` stores the
 chunks of the N newest Claude sessions without vectors. Then the same command without `--no-embed`
@@ -60,6 +60,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--limit", type=int, default=4, help="newest Claude sessions to index")
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--legs", default="onnx,auto", help="comma-separated: onnx, auto")
     args = ap.parse_args()
     base = Path(tempfile.mkdtemp(prefix="funes-tier-"))
     index = [str(FUNES), "index", str(CORPUS), "--harness", "claude", "--yes", "--limit", str(args.limit)]
@@ -69,7 +70,7 @@ def main() -> None:
     _, pending = _vectors(_env(seed, None))
     rows = []
     for r in range(args.rounds):
-        for backend in ("onnx", None):
+        for backend in [None if leg == "auto" else leg for leg in args.legs.split(",")]:
             home = base / f"{backend or 'auto'}-{r}"
             shutil.copytree(seed, home, symlinks=True)
             env = _env(home, backend)
