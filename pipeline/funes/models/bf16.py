@@ -57,7 +57,9 @@ class Bf16Model:
             os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         import torch
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
 
+        hf_logging.disable_progress_bar()  # no "Loading weights" bar in the middle of `funes index` output
         if threads:
             torch.set_num_threads(threads)
         self.torch = torch
