@@ -96,6 +96,7 @@ class Status:
     last_indexed: float | None = None  # epoch seconds of the chunks table's head version
     index: dict[str, Any] = field(default_factory=dict)  # memory.indexes.freshness(): rows covered vs stored
     embedder: str = ""
+    embedder_note: str = ""  # how it runs (models.embedder_status): backend, bulk bf16 or why not
     vector_input: str = ""  # what the vectors embed (memory/contexts.py VECTOR_INPUT, or the bare text)
     stale_vectors: int = 0  # vectors still of an older input (`funes index` re-embeds them)
     reranker: str | None = None

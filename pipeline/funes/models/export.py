@@ -54,6 +54,17 @@ def artifacts(kind: str, model_dir: Path, sha: str, int8: bool) -> dict:
     return meta
 
 
+def record(folder: Path, key: str, verdict: dict) -> dict:
+    """Add one backend's gate verdict to an export's meta.json (under the export's lock); the new meta."""
+    with _locked(folder.parent / f".{folder.name}.lock"):
+        meta = read_meta(folder)
+        if meta is None:
+            raise ExportFailed(f"no export in {folder} to record {key} in")
+        meta = {**meta, key: verdict}
+        _write_meta(folder, meta)
+    return meta
+
+
 @contextlib.contextmanager
 def _locked(path: Path):
     """One builder per export at a time (a hook and the MCP server may start together)."""

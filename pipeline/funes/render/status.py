@@ -40,7 +40,8 @@ def status_text(st: Status) -> str:
             lines.append("search index: " + _freshness(st.index))
         lines.append("publish gate: " + _gate(st))
         lines += [f"waiting for review: {n} session{'s' if n != 1 else ''} for {r}" for r, n in st.review.items()]
-    lines.append(f"embedder: {st.embedder}" + _vector_input(st))
+    said = "; ".join(x for x in (st.embedder_note, _vector_input(st)) if x)
+    lines.append(f"embedder: {st.embedder}" + (f" ({said})" if said else ""))
     if st.reranker:
         lines.append(f"reranker: {st.reranker}" + (f" ({st.reranker_note})" if st.reranker_note else ""))
     else:
@@ -54,12 +55,12 @@ _INPUTS = {"context-line-1": "context line + text", "text": "the bare text", "mi
 
 
 def _vector_input(st: Status) -> str:
-    said = f" (vectors of {_INPUTS.get(st.vector_input, st.vector_input)}" if st.vector_input else ""
+    said = f"vectors of {_INPUTS.get(st.vector_input, st.vector_input)}" if st.vector_input else ""
     if st.stale_vectors and st.remote:  # published shards are immutable: what they hold stays
         said += f"; {st.stale_vectors} of the bare text, published before"
     elif st.stale_vectors:
         said += f"; {st.stale_vectors} still of the bare text — the next `funes index` re-embeds them"
-    return said + ")" if said else ""
+    return said
 
 
 def _last_hook(st: Status) -> list[str]:
