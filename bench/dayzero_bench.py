@@ -61,7 +61,7 @@ def _children_cpu() -> float:
 def instrument() -> None:
     from funes.commands import index, prepare
     from funes.ingest import redact, run
-    from funes.memory import indexes, ledger
+    from funes.memory import indexes, ledger, tokenize
     from funes.memory.tables import ChunkTable
     from funes.traces import source
 
@@ -73,7 +73,10 @@ def instrument() -> None:
     _timed(ChunkTable, "append_new", "store")
     _timed(ledger, "save_state", "ledger")
     _timed(indexes, "refresh", "index")
-    _timed(indexes, "tokenize_many", "tokenise")
+    if hasattr(tokenize, "token_ids"):  # the column tokeniser (bm25.build_texts), else the per-text one
+        _timed(tokenize, "token_ids", "tokenise")
+    else:
+        _timed(indexes, "tokenize_many", "tokenise")
 
 
 def ask(qs: list[dict]) -> dict:

@@ -79,13 +79,30 @@ def build(token_lists: list[list[str]], start: int) -> Segment:
     flat = list(chain.from_iterable(token_lists))
     vocab = {t: i for i, t in enumerate(dict.fromkeys(flat))}
     ids = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))
-    n = max(len(token_lists), 1)
-    docs = np.repeat(np.arange(len(token_lists), dtype=np.int64), lengths)
-    keys, tf = np.unique(ids * n + docs, return_counts=True)  # sorted by term, then document
-    terms = keys // n
-    indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(terms, minlength=len(vocab)), out=indptr[1:])
-    return Segment(start, vocab, tf.astype(np.float32), (keys % n).astype(np.int32), indptr, lengths.astype(np.float32))
+    return build_ids(vocab, ids, lengths, start)
+
+
+def build_texts(texts: list[str], start: int) -> Segment:
+    """`build(tokenize_many(texts), start)`, the same segment (vocabulary order included), ~3x cheaper."""
+    from funes.memory.tokenize import token_ids
+
+    return build_ids(*token_ids(texts), start)
+
+
+def build_ids(vocab: dict[str, int], ids: np.ndarray, lengths: np.ndarray, start: int) -> Segment:
+    """Postings from every token of the documents as a term id, in document order (`lengths` each)."""
+    n = len(lengths)
+    docs = np.repeat(np.arange(n, dtype=np.int32), lengths)
+    # a counting sort by term (scipy's COO -> CSR, duplicates summed): the documents of each term
+    # stay in order because the tokens come in document order; ~3x cheaper than np.unique on keys
+    from scipy.sparse import coo_matrix
+
+    m = coo_matrix((np.ones(len(ids), np.float32), (ids, docs)), shape=(len(vocab), max(n, 1))).tocsr()
+    m.sum_duplicates()
+    indptr = m.indptr.astype(np.int64)
+    return Segment(
+        start, vocab, m.data.astype(np.float32), m.indices.astype(np.int32), indptr, lengths.astype(np.float32)
+    )
 
 
 def merge(segments: list[Segment]) -> Segment:
