@@ -8,7 +8,10 @@ Over the chunk texts of a day-zero memory (`--memory`, default bench/out/dayzero
 `git show` and loaded beside the shipped one:
 - tokenise + postings, cold (a fresh process: empty token caches) and warm: `bm25.build_texts`
   (column tokeniser, counting-sort postings) vs `bm25.build(tokenize_many(texts))` of the base;
-- save + merge of the segments a budgeted run writes (`bm25.save`, `bm25.merge`).
+- save + merge of the segments a budgeted run writes (`bm25.save`, `bm25.merge`);
+- tier select (`stages.select`, per unit: plain Python over the unit's rows instead of Arrow
+  kernels) and split (`stages.split`: one take of the block columns instead of a copy per piece),
+  over the first `--sessions` day-zero transcripts (bench/out/dayzero_parts/home, written if absent).
 Every pair is checked for identical output (segments equal array by array, vocabulary order too).
 """
 
@@ -63,10 +66,13 @@ def main() -> None:
     ap.add_argument("--chunks", type=int, default=40000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--base", default="48caf0c")
+    ap.add_argument("--sessions", type=int, default=600)
     args = ap.parse_args()
     import lance
 
     from funes.memory import bm25, tokenize
+
+    stage_parts = _stage_parts(args)
 
     old_bm25 = base_module(args.base, "pipeline/funes/memory/bm25.py", "bm25_base")
     ds = lance.dataset(str(args.memory / "memory" / "chunks.lance"))
@@ -76,6 +82,8 @@ def main() -> None:
     def cold():
         tokenize._expand.cache_clear()
         tokenize._stem.cache_clear()
+        if hasattr(bm25.term_hash, "cache_clear"):
+            bm25.term_hash.cache_clear()
 
     def old_build(lo, hi):
         return old_bm25.build(tokenize.tokenize_many(texts[lo:hi]), lo)
@@ -112,6 +120,7 @@ def main() -> None:
                 else:
                     same &= all(same_segment(a, b) for a, b in zip(new_segs, segs))
             for which, mod in (("new", bm25), ("old", old_bm25)):
+                cold()  # one run's saves and merges share the term-hash cache, not the rounds
                 folder = Path(tmp) / f"{which}{r}"
                 folder.mkdir()
                 dt, merged = _cpu(save_merge, mod, new_segs, folder)
@@ -122,6 +131,8 @@ def main() -> None:
                     same &= same_segment(merged_new, merged)
                     for f in ("vocab.hash.npy", "vocab.ids.npy", "doclen.npy"):
                         same &= np.array_equal(np.load(Path(tmp) / f"new{r}" / "m" / f), np.load(folder / "m" / f))
+    res.update({k: v for k, v in stage_parts.items() if k != "identical"})
+    same &= stage_parts["identical"]
     best = {k: min(v) for k, v in res.items()}
     n = len(texts)
     part = {
@@ -130,7 +141,7 @@ def main() -> None:
             "after_s": round(best[f"{k}_new"], 3),
             "ratio": round(best[f"{k}_old"] / best[f"{k}_new"], 2),
         }
-        for k in ("tok_cold", "tok_warm", "save_merge")
+        for k in ("tok_cold", "tok_warm", "save_merge", "select", "split")
     }
     out = {
         "chunks": n,
@@ -139,9 +150,52 @@ def main() -> None:
         "load_average": [round(x, 1) for x in os.getloadavg()],
         "identical": same,
         **part,
+        "sessions": args.sessions,
+        "ms_per_session_select": {
+            "before": 1e3 * best["select_old"] / args.sessions,
+            "after": 1e3 * best["select_new"] / args.sessions,
+        },
         "ms_per_chunk_tok_cold": {"before": 1e3 * best["tok_cold_old"] / n, "after": 1e3 * best["tok_cold_new"] / n},
     }
     print(json.dumps(out, indent=1))
+
+
+def _stage_parts(args) -> dict:
+    sys.path.insert(0, str(REPO / "bench"))
+    import pyarrow as pa
+
+    import dayzero_data
+    from funes.ingest import stages
+
+    home = REPO / "bench" / "out" / "dayzero_parts" / "home"
+    if not home.exists():
+        dayzero_data.write(home, args.sessions)
+    saved = os.environ.get("HOME")
+    os.environ["HOME"] = str(home)
+    try:
+        from funes.commands import index
+
+        srcs, _ = index.pick_sources(index.Options(auto=True))
+        units = [(s, u) for s in srcs for u in s.units(None)][: args.sessions]
+        tables = [s.read(u).table for s, u in units]
+    finally:
+        if saved is not None:
+            os.environ["HOME"] = saved
+    tables = [t.append_column("repo", pa.array([""] * t.num_rows, pa.string())) for t in tables]
+    old = base_module(args.base, "pipeline/funes/ingest/stages.py", "stages_base")
+    same = all(
+        stages.select(t, tiers, True).equals(old.select(t, tiers, True))
+        for t in tables
+        for tiers in ({"text"}, {"tool_use"}, {"tool_result"}, {"text", "tool_use", "tool_result"})
+    )
+    blocks = pa.concat_tables([stages.select(t, {"text", "tool_use", "tool_result"}, True) for t in tables])
+    same &= stages.split(blocks).equals(old.split(blocks))
+    res: dict = {"select_new": [], "select_old": [], "split_new": [], "split_old": [], "identical": same}
+    for _ in range(args.rounds):
+        for which, mod in (("new", stages), ("old", old)):
+            res[f"select_{which}"].append(_cpu(lambda m: [m.select(t, {"text"}, True) for t in tables], mod)[0])
+            res[f"split_{which}"].append(_cpu(mod.split, blocks)[0])
+    return res
 
 
 if __name__ == "__main__":

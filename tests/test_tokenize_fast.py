@@ -8,7 +8,7 @@ those of `bm25.build(tokenize_many(texts))`, on edge cases, the repo's fixtures 
 from __future__ import annotations
 
 from collections import Counter
-from itertools import chain
+from itertools import chain, pairwise
 from pathlib import Path
 
 import numpy as np
@@ -79,7 +79,7 @@ def test_repo_fixtures_tokenise_exactly_as_the_reference():
 
 
 def test_corpus_tokenises_exactly_as_the_reference(corpus):
-    texts = corpus_texts(corpus)[::8]  # ~3 MB across every agent
+    texts = corpus_texts(corpus)[::16]  # ~1.4 MB across every agent
     assert any(not t.isascii() for t in texts)
     _assert_exact(texts)
 
@@ -130,3 +130,16 @@ def test_empty_input_builds_an_empty_segment():
     assert seg.n == 0 and len(seg.vocab) == 0 and seg.indptr.tolist() == [0]
     seg = bm25.build_texts(["", None], 0)
     assert seg.n == 2 and seg.doclen.tolist() == [0.0, 0.0]
+
+
+def test_merged_segments_equal_one_segment_built_at_once(tmp_path):
+    texts = EDGE + _fixture_texts()[:500]
+    whole = bm25.build(tokenize.tokenize_many(texts), 0)
+    cuts = [0, 7, 200, len(texts)]
+    for i, (lo, hi) in enumerate(pairwise(cuts)):
+        bm25.save(bm25.build_texts(texts[lo:hi], lo), tmp_path / f"s{i}")
+    merged = bm25.merge([bm25.load(tmp_path / f"s{i}", lo) for i, lo in enumerate(cuts[:-1])])
+    assert list(merged.vocab.items()) == list(whole.vocab.items())
+    for f in ("data", "indices", "indptr", "doclen"):
+        a, b = getattr(merged, f), getattr(whole, f)
+        assert a.dtype == b.dtype and np.array_equal(a, b), f
