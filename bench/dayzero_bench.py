@@ -95,6 +95,17 @@ def ask(qs: list[dict]) -> dict:
     return {"questions": len(asked), "hit@1": hit1, "hit@5": hit5}
 
 
+def sessions_stored(home: Path) -> int:
+    """Distinct sessions with a stored chunk (after a text-first round: sessions whose text is searchable)."""
+    import lance
+    import pyarrow.compute as pc
+
+    path = home / "memory" / "chunks.lance"
+    if not path.exists():
+        return 0
+    return pc.count_distinct(lance.dataset(str(path)).to_table(columns=["session_id"])["session_id"]).as_py()
+
+
 def lexical_reference(home: Path) -> dict:
     """A plain bm25s index over the same stored texts: what the lexical index itself costs."""
     import bm25s
@@ -163,6 +174,7 @@ def main() -> None:
                 "load_average": round(os.getloadavg()[0], 1),
                 "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
                 "children_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024),
+                "sessions_stored": sessions_stored(funes_home),
                 "quality": ask(qs),
             }
             print(json.dumps(out), flush=True)
