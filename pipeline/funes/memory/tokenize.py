@@ -259,7 +259,7 @@ def _stem(word: str) -> str:
 def token_ids(texts) -> tuple[dict[str, int], np.ndarray, np.ndarray]:
     """Every token of `texts` as an id: (vocabulary in first-seen order, ids in order, tokens per text).
 
-    Exactly ``tokenize_many(texts)`` flattened (tests/test_tokenize_fast.py), ~3x cheaper: tokenize
+    Exactly ``tokenize_many(texts)`` flattened (tests/test_tokenize_fast.py), ~2.5x cheaper (bench/index_parts.py): tokenize
     is the raw matches of ``_RAW``, each expanded by ``_expand``; here the matching is done by
     polars' Rust regex over the whole column with ``\\w`` spelled as the code points Python's
     ``\\w`` matches (the two engines' own Unicode classes differ), each DISTINCT raw token is
