@@ -143,3 +143,13 @@ def test_merged_segments_equal_one_segment_built_at_once(tmp_path):
     for f in ("data", "indices", "indptr", "doclen"):
         a, b = getattr(merged, f), getattr(whole, f)
         assert a.dtype == b.dtype and np.array_equal(a, b), f
+
+
+def test_a_merge_keeps_terms_arrow_cannot_hold():
+    # the tokeniser never yields one (a surrogate is not a word character), but a segment may hold any str
+    parts = [bm25.build([["a\ud800", "b"], ["b"]], 0), bm25.build([["c", "a\ud800"]], 2)]
+    whole = bm25.build([["a\ud800", "b"], ["b"], ["c", "a\ud800"]], 0)
+    merged = bm25.merge(parts)
+    assert list(merged.vocab.items()) == list(whole.vocab.items())
+    assert np.array_equal(merged.indptr, whole.indptr) and np.array_equal(merged.indices, whole.indices)
+    assert np.array_equal(merged.data, whole.data)

@@ -31,7 +31,7 @@ B = 0.75
 _FILES = ("data.csc.index.npy", "indices.csc.index.npy", "indptr.csc.index.npy")
 
 
-@lru_cache(maxsize=1 << 20)  # a run saves each term again in every merge of its segments
+@lru_cache(maxsize=1 << 18)  # a run saves each term again in every merge of its segments
 def term_hash(term: str) -> int:
     return int.from_bytes(hashlib.blake2b(term.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
 
@@ -100,7 +100,6 @@ def build_ids(vocab: dict[str, int], ids: np.ndarray, lengths: np.ndarray, start
     from scipy.sparse import coo_matrix
 
     m = coo_matrix((np.ones(len(ids), np.float32), (ids, docs)), shape=(len(vocab), max(n, 1))).tocsr()
-    m.sum_duplicates()
     indptr = m.indptr.astype(np.int64)
     return Segment(
         start, vocab, m.data.astype(np.float32), m.indices.astype(np.int32), indptr, lengths.astype(np.float32)
@@ -114,11 +113,16 @@ def merge(segments: list[Segment]) -> Segment:
     from scipy.sparse import coo_matrix
 
     items = [list(s.vocab.items()) for s in segments]
+    every = [t for its in items for t, _ in its]
     # a term's id is its first-seen place over the segments' vocabularies in order: a dictionary
     # encoding of their terms, in that order, numbers them so
-    enc = pc.dictionary_encode(pa.array([t for its in items for t, _ in its], pa.string()))
-    codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    vocab = {t: i for i, t in enumerate(enc.dictionary.to_pylist())}
+    try:
+        enc = pc.dictionary_encode(pa.array(every, pa.string()))
+        codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        vocab = {t: i for i, t in enumerate(enc.dictionary.to_pylist())}
+    except UnicodeEncodeError:  # a term Arrow cannot hold (a lone surrogate): the same numbering in Python
+        vocab = {}
+        codes = np.fromiter((vocab.setdefault(t, len(vocab)) for t in every), dtype=np.int64, count=len(every))
     terms, docs, tfs, offset, at = [], [], [], 0, 0
     for s, its in zip(segments, items):
         gmap = np.empty(len(its), dtype=np.int64)
