@@ -11,7 +11,10 @@ Over the chunk texts of a day-zero memory (`--memory`, default bench/out/dayzero
 - save + merge of the segments a budgeted run writes (`bm25.save`, `bm25.merge`);
 - tier select (`stages.select`, per unit: plain Python over the unit's rows instead of Arrow
   kernels) and split (`stages.split`: one take of the block columns instead of a copy per piece),
-  over the first `--sessions` day-zero transcripts (bench/out/dayzero_parts/home, written if absent).
+  over the first `--sessions` day-zero transcripts (bench/out/dayzero_parts/home, written if absent);
+- discover: `pick_sources` + every source's `units` over the 20,000 day-zero transcripts
+  (bench/out/dayzero/home), with the string walk and the first-file check for "any sessions?"
+  vs the base's Path walk, which also listed and stated the first tree twice.
 Every pair is checked for identical output (segments equal array by array, vocabulary order too).
 """
 
@@ -73,6 +76,9 @@ def main() -> None:
     from funes.memory import bm25, tokenize
 
     stage_parts = _stage_parts(args)
+    found = _discover_parts(args)
+    stage_parts["identical"] &= found.pop("identical")
+    stage_parts.update(found)
 
     old_bm25 = base_module(args.base, "pipeline/funes/memory/bm25.py", "bm25_base")
     ds = lance.dataset(str(args.memory / "memory" / "chunks.lance"))
@@ -141,7 +147,7 @@ def main() -> None:
             "after_s": round(best[f"{k}_new"], 3),
             "ratio": round(best[f"{k}_old"] / best[f"{k}_new"], 2),
         }
-        for k in ("tok_cold", "tok_warm", "save_merge", "select", "split")
+        for k in ("tok_cold", "tok_warm", "save_merge", "select", "split", "discover")
     }
     out = {
         "chunks": n,
@@ -158,6 +164,39 @@ def main() -> None:
         "ms_per_chunk_tok_cold": {"before": 1e3 * best["tok_cold_old"] / n, "after": 1e3 * best["tok_cold_new"] / n},
     }
     print(json.dumps(out, indent=1))
+
+
+def _discover_parts(args) -> dict:
+    from funes.commands import index
+    from funes.traces import jsonl, source
+
+    home = REPO / "bench" / "out" / "dayzero" / "home"
+    old = base_module(args.base, "pipeline/funes/traces/jsonl.py", "jsonl_base")
+    new = (jsonl.walk_jsonl, jsonl.file_units, source.holds_units)
+
+    def discover(mod, holds):
+        source.walk_jsonl, source.file_units, source.holds_units = mod.walk_jsonl, mod.file_units, holds
+        try:
+            srcs, _ = index.pick_sources(index.Options(auto=True))
+            return [(u.key, u.signature, u.harness) for s in srcs for u in s.units(None)]
+        finally:
+            source.walk_jsonl, source.file_units, source.holds_units = new
+
+    def old_holds(sources):
+        return any(s.units(1) for s in sources)
+
+    saved = os.environ.get("HOME")
+    os.environ["HOME"] = str(home)
+    try:
+        same = discover(jsonl, new[2]) == discover(old, old_holds)
+        res: dict = {"discover_new": [], "discover_old": [], "identical": same}
+        for _ in range(args.rounds):
+            res["discover_new"].append(_cpu(discover, jsonl, new[2])[0])
+            res["discover_old"].append(_cpu(discover, old, old_holds)[0])
+    finally:
+        if saved is not None:
+            os.environ["HOME"] = saved
+    return res
 
 
 def _stage_parts(args) -> dict:
