@@ -229,11 +229,12 @@ def _stage_parts(args) -> dict:
     )
     blocks = pa.concat_tables([stages.select(t, {"text", "tool_use", "tool_result"}, True) for t in tables])
     same &= stages.split(blocks).equals(old.split(blocks))
+    batches = [blocks.slice(i, 512) for i in range(0, blocks.num_rows, 512)]  # as the datasets map hands them
     res: dict = {"select_new": [], "select_old": [], "split_new": [], "split_old": [], "identical": same}
     for _ in range(args.rounds):
         for which, mod in (("new", stages), ("old", old)):
             res[f"select_{which}"].append(_cpu(lambda m: [m.select(t, {"text"}, True) for t in tables], mod)[0])
-            res[f"split_{which}"].append(_cpu(mod.split, blocks)[0])
+            res[f"split_{which}"].append(_cpu(lambda m: [m.split(b) for b in batches], mod)[0])
     return res
 
 
