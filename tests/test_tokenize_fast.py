@@ -153,3 +153,12 @@ def test_a_merge_keeps_terms_arrow_cannot_hold():
     assert list(merged.vocab.items()) == list(whole.vocab.items())
     assert np.array_equal(merged.indptr, whole.indptr) and np.array_equal(merged.indices, whole.indices)
     assert np.array_equal(merged.data, whole.data)
+
+
+def test_slices_continue_one_numbering():
+    texts = EDGE + _fixture_texts()[:300]
+    whole = tokenize.token_ids(texts, step=10**9)
+    for step in (1, 3, 64):
+        vocab, ids, lengths = tokenize.token_ids(texts, step=step)
+        assert list(vocab.items()) == list(whole[0].items())
+        assert ids.tolist() == whole[1].tolist() and lengths.tolist() == whole[2].tolist()

@@ -256,22 +256,35 @@ def _stem(word: str) -> str:
     return _stemmer().stemWord(word)
 
 
-def token_ids(texts) -> tuple[dict[str, int], np.ndarray, np.ndarray]:
+def token_ids(texts, step: int = 4096) -> tuple[dict[str, int], np.ndarray, np.ndarray]:
     """Every token of `texts` as an id: (vocabulary in first-seen order, ids in order, tokens per text).
 
-    Exactly ``tokenize_many(texts)`` flattened (tests/test_tokenize_fast.py), ~2.5x cheaper (bench/index_parts.py): tokenize
-    is the raw matches of ``_RAW``, each expanded by ``_expand``; here the matching is done by
-    polars' Rust regex over the whole column with ``\\w`` spelled as the code points Python's
-    ``\\w`` matches (the two engines' own Unicode classes differ), each DISTINCT raw token is
-    expanded once, and its terms are gathered for every occurrence with numpy instead of a Python
-    list per text. A text Arrow cannot hold (a lone surrogate) is matched by ``re``.
+    Exactly ``tokenize_many(texts)`` flattened (tests/test_tokenize_fast.py), ~2.5x cheaper
+    (bench/index_parts.py): tokenize is the raw matches of ``_RAW``, each expanded by
+    ``_expand``; here the matching is done by polars' Rust regex over a column of texts with
+    ``\\w`` spelled as the code points Python's ``\\w`` matches (the two engines' own Unicode
+    classes differ), each DISTINCT raw token is expanded once, and its terms are gathered for
+    every occurrence with numpy instead of a Python list per text. A text Arrow cannot hold (a
+    lone surrogate) is matched by ``re``. `step` texts at a time bound the arrays of raw tokens.
     """
+    import numpy as np
+
+    texts = [t or "" for t in texts]
+    vocab: dict[str, int] = {}
+    known: dict[str, list[int]] = {}  # raw token -> its term ids, across the slices
+    parts = [_slice_ids(texts[i : i + step], vocab, known) for i in range(0, len(texts), step)]
+    if not parts:
+        return vocab, np.empty(0, np.int32), np.empty(0, np.int64)
+    return vocab, np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+
+def _slice_ids(texts: list[str], vocab: dict[str, int], known: dict[str, list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """token_ids of some texts, numbering new terms on from `vocab` (first-seen order continues)."""
     import numpy as np
     import polars as pl
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    texts = [t or "" for t in texts]
     n = len(texts)
     try:
         arr, slow = pa.array(texts, pa.large_string()), set()
@@ -284,28 +297,28 @@ def token_ids(texts) -> tuple[dict[str, int], np.ndarray, np.ndarray]:
     if slow:
         raws, counts = _splice(raws, counts, {i: _RAW.findall(texts[i]) for i in slow})
     enc = pc.dictionary_encode(raws)  # distinct raw tokens in first-seen order
-    codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    vocab: dict[str, int] = {}
+    codes = enc.indices.to_numpy(zero_copy_only=False)
     term_of: list[int] = []
     term_len: list[int] = []
     for raw in enc.dictionary.to_pylist():
-        terms = _expand(raw)
-        term_of.extend(vocab.setdefault(t, len(vocab)) for t in terms)
-        term_len.append(len(terms))
-    lens = np.asarray(term_len, dtype=np.int64)
+        tids = known.get(raw)
+        if tids is None:
+            tids = known[raw] = [vocab.setdefault(t, len(vocab)) for t in _expand(raw)]
+        term_of.extend(tids)
+        term_len.append(len(tids))
+    lens = np.asarray(term_len, dtype=np.int32)
     per = lens[codes]  # terms of each occurrence
-    ids = np.asarray(term_of, dtype=np.int64)[_ranges(np.cumsum(lens)[codes] - per, per)]
-    doc_of = np.repeat(np.arange(n, dtype=np.int64), counts)
-    lengths = np.bincount(doc_of, weights=per, minlength=n).astype(np.int64)
-    return vocab, ids, lengths
+    ids = np.asarray(term_of, dtype=np.int32)[_ranges(np.cumsum(lens, dtype=np.int64)[codes] - per, per)]
+    doc_of = np.repeat(np.arange(n, dtype=np.int32), counts)
+    return ids, np.bincount(doc_of, weights=per, minlength=n).astype(np.int64)
 
 
 def _ranges(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """The positions start, start+1, ... of each (start, size), concatenated."""
     import numpy as np
 
-    total = int(sizes.sum())
-    out_start = np.cumsum(sizes) - sizes
+    total = int(sizes.sum(dtype=np.int64))
+    out_start = np.cumsum(sizes, dtype=np.int64) - sizes
     return np.repeat(starts - out_start, sizes) + np.arange(total, dtype=np.int64)
 
 
