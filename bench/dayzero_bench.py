@@ -61,7 +61,7 @@ def _children_cpu() -> float:
 def instrument() -> None:
     from funes.commands import index, prepare
     from funes.ingest import redact, run
-    from funes.memory import indexes, ledger
+    from funes.memory import indexes, ledger, tokenize
     from funes.memory.tables import ChunkTable
     from funes.traces import source
 
@@ -73,7 +73,10 @@ def instrument() -> None:
     _timed(ChunkTable, "append_new", "store")
     _timed(ledger, "save_state", "ledger")
     _timed(indexes, "refresh", "index")
-    _timed(indexes, "tokenize_many", "tokenise")
+    if hasattr(tokenize, "token_ids"):  # the column tokeniser (bm25.build_texts), else the per-text one
+        _timed(tokenize, "token_ids", "tokenise")
+    else:
+        _timed(indexes, "tokenize_many", "tokenise")
 
 
 def ask(qs: list[dict]) -> dict:
@@ -90,6 +93,17 @@ def ask(qs: list[dict]) -> dict:
         hit1 += bool(got[:1] and got[0] in gold)
         hit5 += any(g in gold for g in got[:5])
     return {"questions": len(asked), "hit@1": hit1, "hit@5": hit5}
+
+
+def sessions_stored(home: Path) -> int:
+    """Distinct sessions with a stored chunk (after a text-first round: sessions whose text is searchable)."""
+    import lance
+    import pyarrow.compute as pc
+
+    path = home / "memory" / "chunks.lance"
+    if not path.exists():
+        return 0
+    return pc.count_distinct(lance.dataset(str(path)).to_table(columns=["session_id"])["session_id"]).as_py()
 
 
 def lexical_reference(home: Path) -> dict:
@@ -160,6 +174,7 @@ def main() -> None:
                 "load_average": round(os.getloadavg()[0], 1),
                 "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
                 "children_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024),
+                "sessions_stored": sessions_stored(funes_home),
                 "quality": ask(qs),
             }
             print(json.dumps(out), flush=True)

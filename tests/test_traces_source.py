@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -198,3 +199,40 @@ def test_hermes_unit_cwd_comes_from_sessions_table(tmp_path):
     conn.commit()
     conn.close()
     assert repo.cwd_of_unit(Unit(f"hermes:{db}#s", "hermes", db, "1", 0.0, "s")) == "/home/ada/proj"
+
+
+def _walk_by_paths(root):
+    """The walk as it was defined with Path objects (the reference for the string walk)."""
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames.sort()
+        for name in filenames:
+            p = Path(dirpath, name)
+            if p.suffix == ".jsonl" and not p.is_symlink() and p.is_file():
+                found.append(p)
+    return sorted(found)
+
+
+def test_the_walk_finds_and_orders_files_as_paths_do(tmp_path):
+    from funes.traces import jsonl
+
+    root = tmp_path / "r"
+    names = ["a/b/x.jsonl", "a/b-c/y.jsonl", "a/b.c/z.jsonl", "a/z.jsonl", "a/B/q.jsonl", "a/b/x.jsonl.bak",
+             "a/.jsonl", "a/..jsonl", "a/b/ä.jsonl", "a/b/x.JSONL", "top.jsonl", "a-b.jsonl"]  # fmt: skip
+    for n in names:
+        (root / n).parent.mkdir(parents=True, exist_ok=True)
+        (root / n).write_text("{}\n")
+    (root / "a" / "link.jsonl").symlink_to(root / "top.jsonl")
+    (root / "a" / "dirlink").symlink_to(root / "a" / "b", target_is_directory=True)
+    (root / "a" / "dir.jsonl").mkdir()
+    got = jsonl.walk_jsonl(root)
+    assert got == _walk_by_paths(root)
+    # by component, not by string ("a-b.jsonl" < "a/..." as strings)
+    assert [p.relative_to(root).as_posix() for p in got] == [
+        "a/..jsonl", "a/B/q.jsonl", "a/b/x.jsonl", "a/b/ä.jsonl", "a/b-c/y.jsonl", "a/b.c/z.jsonl", "a/z.jsonl",
+        "a-b.jsonl", "top.jsonl",
+    ]  # fmt: skip
+    assert jsonl.any_jsonl(root) and not jsonl.any_jsonl(tmp_path / "missing")
+    (tmp_path / "empty" / "deep").mkdir(parents=True)
+    assert not jsonl.any_jsonl(tmp_path / "empty") and jsonl.walk_jsonl(tmp_path / "empty") == []
+    assert jsonl.walk_jsonl(root / "a" / ".jsonl") == [root / "a" / ".jsonl"]  # a file is itself

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from funes import schema, vocab
 from funes.ingest import chunk
@@ -13,14 +12,18 @@ def select(blocks: pa.Table, tiers: set[str], include_thinking: bool) -> pa.Tabl
     """Keep the blocks of the given tiers (thinking optional); block_idx keeps its original number.
     Each tool_result carries the text of its tool call in `command` (redaction reads it), since
     the call may be in another tier pass."""
-    kind = blocks["block_type"]
-    types = pc.unique(kind).drop_null().to_pylist()
-    blocks = with_commands(blocks, types)
+    # plain Python over one unit's few dozen rows: each Arrow kernel call costs more than the loop
+    kinds = blocks["block_type"].to_pylist()
+    types = set(kinds)
     # the tier rule is vocab's; it is applied to the few distinct block types, not per row
-    keep = [b for b in types if vocab.tier_of(b) in tiers and (include_thinking or b != "thinking")]
-    if len(keep) == len(types) and kind.null_count == 0:
-        return blocks  # every row stays: a filter per unit costs more than its parse
-    return blocks.filter(pc.is_in(kind, pa.array(keep, pa.string())))
+    keep = {b for b in types if b is not None and vocab.tier_of(b) in tiers and (include_thinking or b != "thinking")}
+    kept = blocks if keep == types else blocks.filter(pa.array([k in keep for k in kinds], pa.bool_()))
+    if "command" in blocks.column_names:
+        return kept
+    if "tool_result" not in keep or "tool_use_id" not in blocks.column_names:
+        return kept.append_column("command", pa.nulls(kept.num_rows, pa.string()))
+    # the call a kept tool_result answers may be in a dropped tier: pair them over every row
+    return kept.append_column("command", pa.array(_paired(blocks, kept), pa.string()))
 
 
 def clean(batch: pa.Table, redact) -> pa.Table:
@@ -39,12 +42,16 @@ def with_commands(blocks: pa.Table, types: list[str] | None = None) -> pa.Table:
     if "tool_use_id" not in blocks.column_names or (types is not None and "tool_result" not in types):
         # no call ids, or no output to pair them with
         return blocks.append_column("command", pa.nulls(blocks.num_rows, pa.string()))
-    calls_mask = pc.equal(blocks["block_type"], "tool_use")
-    calls = blocks.filter(calls_mask).select(["tool_use_id", "text"]).to_pylist()
-    by_id = {c["tool_use_id"]: c["text"] for c in calls if c["tool_use_id"] is not None}
-    kinds, ids = blocks["block_type"].to_pylist(), blocks["tool_use_id"].to_pylist()
-    cmd = [by_id.get(i) if k == "tool_result" and i is not None else None for k, i in zip(kinds, ids)]
-    return blocks.append_column("command", pa.array(cmd, pa.string()))
+    return blocks.append_column("command", pa.array(_paired(blocks, blocks), pa.string()))
+
+
+def _paired(calls: pa.Table, rows: pa.Table) -> list[str | None]:
+    """For each of `rows`, the text of the tool_use in `calls` its tool_result answers (else None)."""
+    kinds, ids, texts = (calls[c].to_pylist() for c in ("block_type", "tool_use_id", "text"))
+    by_id = {i: t for k, i, t in zip(kinds, ids, texts) if k == "tool_use" and i is not None}
+    if rows is not calls:
+        kinds, ids = rows["block_type"].to_pylist(), rows["tool_use_id"].to_pylist()
+    return [by_id.get(i) if k == "tool_result" and i is not None else None for k, i in zip(kinds, ids)]
 
 
 def _commands(batch: pa.Table) -> list[str | None]:
@@ -53,15 +60,28 @@ def _commands(batch: pa.Table) -> list[str | None]:
 
 def split(batch: pa.Table) -> pa.Table:
     """Render each block, split it into <=1200-char pieces, and give each piece its coordinate id."""
-    cols: dict[str, list] = {name: [] for name in schema.CHUNK_COLUMNS}
-    # every chunk column but the three a piece gets of its own is the block's, copied to each piece
-    carried = [c for c in schema.CHUNK_COLUMNS if c not in ("id", "text", "split_idx")]
-    for r in batch.select([*carried, "text"]).to_pylist():
-        pieces = chunk.split(chunk.render(r["block_type"], r["text"], r["tool_name"]))
-        for split_idx, piece in enumerate(pieces):
-            cols["id"].append(chunk.chunk_id(r["session_id"], r["turn_uuid"], r["block_idx"], split_idx))
-            cols["text"].append(piece)
-            cols["split_idx"].append(split_idx)
-            for name in carried:
-                cols[name].append(r[name])
-    return pa.table(cols, schema=schema.arrow_schema("chunks"))
+    out = schema.arrow_schema("chunks")
+    cols = {
+        c: batch[c].to_pylist() for c in ("block_type", "text", "tool_name", "session_id", "turn_uuid", "block_idx")
+    }
+    ids: list[str] = []
+    texts: list[str] = []
+    split_idx: list[int] = []
+    owner: list[int] = []  # the block each piece comes from
+    coords = zip(cols["session_id"], cols["turn_uuid"], cols["block_idx"])
+    for i, (kind, text, tool, (sid, turn, block)) in enumerate(
+        zip(cols["block_type"], cols["text"], cols["tool_name"], coords)
+    ):
+        pieces = chunk.split(chunk.render(kind, text, tool))
+        for j, piece in enumerate(pieces):
+            ids.append(chunk.chunk_id(sid, turn, block, j))
+            texts.append(piece)
+            split_idx.append(j)
+        owner.extend([i] * len(pieces))
+    # every chunk column but the three a piece gets of its own is the block's: one take, not a copy per piece
+    rows = batch.take(pa.array(owner, pa.int64()))
+    own = {"id": ids, "text": texts, "split_idx": split_idx}
+    arrays = [
+        pa.array(own[f.name], f.type) if f.name in own else rows[f.name].cast(f.type).combine_chunks() for f in out
+    ]
+    return pa.Table.from_arrays(arrays, schema=out)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import chain
 from pathlib import Path
 
@@ -30,6 +31,7 @@ B = 0.75
 _FILES = ("data.csc.index.npy", "indices.csc.index.npy", "indptr.csc.index.npy")
 
 
+@lru_cache(maxsize=1 << 18)  # a run saves each term again in every merge of its segments
 def term_hash(term: str) -> int:
     return int.from_bytes(hashlib.blake2b(term.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
 
@@ -79,33 +81,69 @@ def build(token_lists: list[list[str]], start: int) -> Segment:
     flat = list(chain.from_iterable(token_lists))
     vocab = {t: i for i, t in enumerate(dict.fromkeys(flat))}
     ids = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))
-    n = max(len(token_lists), 1)
-    docs = np.repeat(np.arange(len(token_lists), dtype=np.int64), lengths)
-    keys, tf = np.unique(ids * n + docs, return_counts=True)  # sorted by term, then document
-    terms = keys // n
-    indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(terms, minlength=len(vocab)), out=indptr[1:])
-    return Segment(start, vocab, tf.astype(np.float32), (keys % n).astype(np.int32), indptr, lengths.astype(np.float32))
+    return build_ids(vocab, ids, lengths, start)
+
+
+def build_texts(texts: list[str], start: int) -> Segment:
+    """`build(tokenize_many(texts), start)`, the same segment (vocabulary order included), ~2.5x cheaper."""
+    from funes.memory.tokenize import token_ids
+
+    return build_ids(*token_ids(texts), start)
+
+
+def build_ids(vocab: dict[str, int], ids: np.ndarray, lengths: np.ndarray, start: int) -> Segment:
+    """Postings from every token of the documents as a term id, in document order (`lengths` each)."""
+    n = len(lengths)
+    docs = np.repeat(np.arange(n, dtype=np.int32), lengths)
+    # a counting sort by term (scipy's COO -> CSR, duplicates summed): the documents of each term
+    # stay in order because the tokens come in document order; ~3x cheaper than np.unique on keys
+    from scipy.sparse import coo_matrix
+
+    m = coo_matrix((np.ones(len(ids), np.float32), (ids, docs)), shape=(len(vocab), max(n, 1))).tocsr()
+    indptr = m.indptr.astype(np.int64)
+    return Segment(
+        start, vocab, m.data.astype(np.float32), m.indices.astype(np.int32), indptr, lengths.astype(np.float32)
+    )
 
 
 def merge(segments: list[Segment]) -> Segment:
     """One segment equal to building the adjacent `segments` together (no re-tokenising)."""
-    vocab: dict[str, int] = {}
-    terms, docs, tfs, offset = [], [], [], 0
-    for s in segments:
-        gmap = np.empty(len(s.vocab), dtype=np.int64)
-        for term, tid in s.vocab.items():
-            gmap[tid] = vocab.setdefault(term, len(vocab))
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from scipy.sparse import coo_matrix
+
+    items = [list(s.vocab.items()) for s in segments]
+    every = [t for its in items for t, _ in its]
+    # a term's id is its first-seen place over the segments' vocabularies in order: a dictionary
+    # encoding of their terms, in that order, numbers them so
+    try:
+        enc = pc.dictionary_encode(pa.array(every, pa.string()))
+        codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        vocab = {t: i for i, t in enumerate(enc.dictionary.to_pylist())}
+    except UnicodeEncodeError:  # a term Arrow cannot hold (a lone surrogate): the same numbering in Python
+        vocab = {}
+        codes = np.fromiter((vocab.setdefault(t, len(vocab)) for t in every), dtype=np.int64, count=len(every))
+    terms, docs, tfs, offset, at = [], [], [], 0, 0
+    for s, its in zip(segments, items):
+        gmap = np.empty(len(its), dtype=np.int64)
+        gmap[np.fromiter((tid for _, tid in its), dtype=np.int64, count=len(its))] = codes[at : at + len(its)]
+        at += len(its)
         terms.append(np.repeat(gmap, np.diff(np.asarray(s.indptr))))
         docs.append(np.asarray(s.indices, dtype=np.int64) + offset)
         tfs.append(np.asarray(s.data))
         offset += s.n
     term, doc, tf = np.concatenate(terms), np.concatenate(docs), np.concatenate(tfs)
-    order = np.lexsort((doc, term))
-    indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(term, minlength=len(vocab)), out=indptr[1:])
+    # a counting sort by term: each term's documents come segment by segment, each in order
+    m = coo_matrix((tf.astype(np.float32), (term, doc)), shape=(len(vocab), max(offset, 1))).tocsr()
     doclen = np.concatenate([np.asarray(s.doclen) for s in segments]).astype(np.float32)
-    return Segment(segments[0].start, vocab, tf[order].astype(np.float32), doc[order].astype(np.int32), indptr, doclen)
+    return Segment(
+        segments[0].start,
+        vocab,
+        m.data.astype(np.float32),
+        m.indices.astype(np.int32),
+        m.indptr.astype(np.int64),
+        doclen,
+    )
 
 
 def save(seg: Segment, folder: Path) -> None:

@@ -38,7 +38,6 @@ from funes import paths
 from funes.errors import FunesError
 from funes.memory import bm25, contexts, facets, lock, vecindex
 from funes.memory.atomic import read_json, write_json
-from funes.memory.tokenize import tokenize_many
 
 FORMAT = 1
 MANIFEST = "manifest.json"
@@ -283,7 +282,7 @@ def _index_text(chunks, man: dict, folder: Path, n: int, say) -> int:
         table = _read(chunks, DOC_COLUMNS, lo, hi)
         man["facets"] = facets.append(fdir, lo, man["facets"], table)
         docs = contexts.stored_documents(chunks, table)
-        seg = bm25.build(tokenize_many(docs), lo)
+        seg = bm25.build_texts(docs, lo)
         name = _next_name(man, "bm25")
         bm25.save(seg, folder / name)
         man["bm25"].append({"dir": name, "start": lo, "end": hi, "tokens": int(np.sum(seg.doclen, dtype=np.float64))})

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -149,14 +150,32 @@ def walk_jsonl(root: Path) -> list[Path]:
     """Regular `*.jsonl` files under root, recursively, not following symlinks, sorted by path."""
     if root.is_file():
         return [root]
-    found = []
+    return [Path(p) for p in sorted(_jsonl_files(root), key=_parts)]
+
+
+def any_jsonl(root: Path) -> bool:
+    """Whether walk_jsonl(root) finds anything (stops at the first file)."""
+    return root.is_file() or next(_jsonl_files(root), None) is not None
+
+
+def _jsonl_files(root: Path):
+    # strings and one lstat per candidate: Path objects, their comparisons and a stat per check
+    # were most of discovering 20k transcripts
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         dirnames.sort()
         for name in filenames:
-            p = Path(dirpath, name)
-            if p.suffix == ".jsonl" and not p.is_symlink() and p.is_file():
-                found.append(p)
-    return sorted(found)
+            if len(name) > 6 and name.endswith(".jsonl"):  # Path.suffix: a bare ".jsonl" has none
+                full = os.path.join(dirpath, name)
+                try:
+                    if stat.S_ISREG(os.lstat(full).st_mode):  # a regular file, not a link to one
+                        yield full
+                except OSError:
+                    continue
+
+
+def _parts(path: str) -> list[str]:
+    """The sort key of a path as Path orders them (by component: "a/b/x" before "a/b-c")."""
+    return path.split(os.sep)
 
 
 def file_signature(path: Path) -> tuple[str | None, float]:
@@ -178,7 +197,7 @@ def file_units(paths: list[Path], harness: str | Callable[[Path], str], limit: i
     `harness` is a facet, or a function naming each file's (for a folder of mixed transcripts).
     """
     units = []
-    for p in sorted(paths):
+    for p in sorted(paths, key=lambda p: _parts(str(p))):
         sig, mtime = file_signature(p)
         facet = harness if isinstance(harness, str) else harness(p)
         units.append(Unit(key=str(p), harness=facet, path=p, signature=sig, mtime=mtime))

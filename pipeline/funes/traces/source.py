@@ -25,7 +25,7 @@ from funes import paths, vocab
 from funes.errors import SourceError, UsageError
 from funes.traces import Parsed, Unit, claude, codex, hermes, hermes_logs, parquet, pi
 from funes.traces.frame import empty_frame, path_text
-from funes.traces.jsonl import file_units, walk_jsonl
+from funes.traces.jsonl import any_jsonl, file_units, walk_jsonl
 
 UNKNOWN = "unknown"  # the harness of a file that is not a transcript
 NOT_TRANSCRIPT = hermes_logs.NOT_TRANSCRIPT
@@ -169,7 +169,9 @@ def _home_sources(facet: str | None) -> list[Source]:
 
 def holds_units(sources: list[Source]) -> bool:
     """Whether any source has something to read (a fresh agent install leaves its folder empty)."""
-    return any(s.units(1) for s in sources)
+    # a tree of files is asked for its first file only: listing and stating 10k transcripts to
+    # learn that one exists was a third of discovering day zero's
+    return any(any_jsonl(s.root) if isinstance(s, FilesSource) else s.units(1) for s in sources)
 
 
 def source_for(path: Path, facet: str | None) -> Source:

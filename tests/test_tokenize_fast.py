@@ -1,0 +1,164 @@
+"""The column tokeniser (`tokenize.token_ids`, `bm25.build_texts`) yields exactly the reference tokens.
+
+`tokenize.tokenize` stays the one definition of a token (queries use it); the index builds its
+segments from the column path, so every token, the vocabulary order and the postings must be
+those of `bm25.build(tokenize_many(texts))`, on edge cases, the repo's fixtures and the corpus.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from itertools import chain, pairwise
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from funes.memory import bm25, tokenize
+from test_redact_corpus import corpus_texts
+
+EDGE = [
+    "",
+    None,
+    "x",
+    "Hello world, the streaming parser crashed",
+    "getUserName parseHTTPResponse XMLHttpRequest snake_case_name __init__ _private",
+    "src/funes/cli.py os.path.join user@host 127.0.0.1:8080 C:\\Users\\me\\file.txt a.b. .hidden",
+    "--no-verify -rf --- ---abc -x- a--b --",
+    "ENOENT SIGSEGV E0425 utf8 HTTP2 IPv6 ALLCAPS THE AND",
+    "3.14159 42 1e10 0x1F v1.2.3-rc.1 2026-12-01T14:00:00Z",
+    "日本語のテキスト 中文 한국어 mixed日本english 漢x字",
+    "café naïve Über Straße İstanbul ΟΔΟΣ Σίσυφος \u212aelvin ﬁle ǅemal",
+    "combining e\u0301 é x\u0308y ²³ ① ٣٤ ߀ 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 😀 zero\u200bwidth joi\u200dner",
+    "a" * 65 + " " + "b" * 64 + " x" + "Ab" * 40 + " " + "/".join(["seg"] * 30) + " " + "q1w2" * 20,
+    "tabs\tand\nnewlines\r\nand\x00nulls\x1b[31m ansi",
+    "lone \ud800 surrogate text",
+    "ＡＢＣ full-width ｆｕｌｌ ー長音",
+]
+
+
+def _flat(texts):
+    vocab, ids, lengths = tokenize.token_ids(texts)
+    inv = list(vocab)
+    out, pos = [], 0
+    for n in lengths.tolist():
+        out.append([inv[i] for i in ids[pos : pos + n]])
+        pos += n
+    assert pos == len(ids)
+    return out, vocab
+
+
+def _assert_exact(texts) -> None:
+    want = tokenize.tokenize_many(texts)
+    got, vocab = _flat(texts)
+    for t, g, w in zip(texts, got, want):
+        assert g == w, t
+    assert list(vocab) == list(dict.fromkeys(chain.from_iterable(want)))  # first-seen order
+
+
+def _fixture_texts() -> list[str]:
+    root = Path(__file__).parent / "fixtures"
+    out = []
+    for p in sorted(root.rglob("*")):
+        if p.is_file() and p.suffix in (".jsonl", ".json", ".md", ".txt"):
+            out.extend(p.read_text(errors="replace").splitlines())
+    return out
+
+
+def test_edge_cases_tokenise_exactly_as_the_reference():
+    _assert_exact(EDGE)
+    for t in EDGE:  # one text at a time too (no neighbour to lean on)
+        _assert_exact([t])
+    _assert_exact([])
+
+
+def test_repo_fixtures_tokenise_exactly_as_the_reference():
+    texts = _fixture_texts()
+    assert len(texts) > 100
+    _assert_exact(texts)
+
+
+def test_corpus_tokenises_exactly_as_the_reference(corpus):
+    texts = corpus_texts(corpus)[::16]  # ~1.4 MB across every agent
+    assert any(not t.isascii() for t in texts)
+    _assert_exact(texts)
+
+
+def _postings(token_lists) -> dict[str, list[tuple[int, int]]]:
+    counts: dict[str, Counter] = {}
+    for d, toks in enumerate(token_lists):
+        for t in toks:
+            counts.setdefault(t, Counter())[d] += 1
+    return {t: sorted(c.items()) for t, c in counts.items()}
+
+
+@pytest.mark.parametrize("start", [0, 17])
+def test_segment_from_texts_equals_the_reference_segment(start):
+    texts = EDGE + _fixture_texts()[:400]
+    tokens = tokenize.tokenize_many(texts)
+    ref, got = bm25.build(tokens, start), bm25.build_texts(texts, start)
+    assert list(got.vocab.items()) == list(ref.vocab.items())
+    for f in ("data", "indices", "indptr", "doclen"):
+        a, b = getattr(got, f), getattr(ref, f)
+        assert a.dtype == b.dtype and np.array_equal(a, b), f
+    # and both equal postings counted one token at a time
+    want = _postings(tokens)
+    for term, tid in got.vocab.items():
+        lo, hi = int(got.indptr[tid]), int(got.indptr[tid + 1])
+        assert list(zip(got.indices[lo:hi].tolist(), got.data[lo:hi].astype(int).tolist())) == want[term]
+    assert got.doclen.tolist() == [len(t) for t in tokens]
+    assert got.start == start
+
+
+def test_scores_are_unchanged(tmp_path):
+    texts = [t for t in _fixture_texts() if t][:600]
+    tokens = tokenize.tokenize_many(texts)
+    halves = [(0, 250), (250, len(texts))]
+    ref = [bm25.build(tokens[lo:hi], lo) for lo, hi in halves]
+    for i, (lo, hi) in enumerate(halves):
+        bm25.save(bm25.build_texts(texts[lo:hi], lo), tmp_path / f"s{i}")
+    got = [bm25.load(tmp_path / f"s{i}", lo) for i, (lo, _) in enumerate(halves)]
+    for q in ("session tool", "claude code assistant", "error file path", "uuid message"):
+        terms = tokenize.query_terms(q)
+        r_rows, r_scores = bm25.search(ref, terms, 50)
+        g_rows, g_scores = bm25.search(got, terms, 50)
+        assert len(r_rows) and r_rows.tolist() == g_rows.tolist() and r_scores.tolist() == g_scores.tolist()
+
+
+def test_empty_input_builds_an_empty_segment():
+    seg = bm25.build_texts([], 5)
+    assert seg.n == 0 and len(seg.vocab) == 0 and seg.indptr.tolist() == [0]
+    seg = bm25.build_texts(["", None], 0)
+    assert seg.n == 2 and seg.doclen.tolist() == [0.0, 0.0]
+
+
+def test_merged_segments_equal_one_segment_built_at_once(tmp_path):
+    texts = EDGE + _fixture_texts()[:500]
+    whole = bm25.build(tokenize.tokenize_many(texts), 0)
+    cuts = [0, 7, 200, len(texts)]
+    for i, (lo, hi) in enumerate(pairwise(cuts)):
+        bm25.save(bm25.build_texts(texts[lo:hi], lo), tmp_path / f"s{i}")
+    merged = bm25.merge([bm25.load(tmp_path / f"s{i}", lo) for i, lo in enumerate(cuts[:-1])])
+    assert list(merged.vocab.items()) == list(whole.vocab.items())
+    for f in ("data", "indices", "indptr", "doclen"):
+        a, b = getattr(merged, f), getattr(whole, f)
+        assert a.dtype == b.dtype and np.array_equal(a, b), f
+
+
+def test_a_merge_keeps_terms_arrow_cannot_hold():
+    # the tokeniser never yields one (a surrogate is not a word character), but a segment may hold any str
+    parts = [bm25.build([["a\ud800", "b"], ["b"]], 0), bm25.build([["c", "a\ud800"]], 2)]
+    whole = bm25.build([["a\ud800", "b"], ["b"], ["c", "a\ud800"]], 0)
+    merged = bm25.merge(parts)
+    assert list(merged.vocab.items()) == list(whole.vocab.items())
+    assert np.array_equal(merged.indptr, whole.indptr) and np.array_equal(merged.indices, whole.indices)
+    assert np.array_equal(merged.data, whole.data)
+
+
+def test_slices_continue_one_numbering():
+    texts = EDGE + _fixture_texts()[:300]
+    whole = tokenize.token_ids(texts, step=10**9)
+    for step in (1, 3, 64):
+        vocab, ids, lengths = tokenize.token_ids(texts, step=step)
+        assert list(vocab.items()) == list(whole[0].items())
+        assert ids.tolist() == whole[1].tolist() and lengths.tolist() == whole[2].tolist()
