@@ -81,6 +81,23 @@ def subprocess_env(funes_home: Path, **extra: str) -> dict[str, str]:
 
 
 @pytest.fixture(scope="session")
+def minilm(request, tmp_path_factory):
+    """The real default embedder (auto backend), loaded once. Its ONNX export is kept in pytest's cache
+    folder between runs (exports are keyed by the weights sha, so a stale one is never used)."""
+    from funes import models
+
+    try:
+        cache = Path(request.config.cache.mkdir("funes-model-cache"))
+    except (AttributeError, OSError):
+        cache = tmp_path_factory.mktemp("model-cache")
+    with pytest.MonkeyPatch.context() as mp:
+        for var in ("FUNES_EMBED_MODEL", "FUNES_EMBED_BACKEND"):
+            mp.delenv(var, raising=False)
+        mp.setenv("FUNES_MODEL_CACHE", str(cache))
+        yield models.load_embedder()
+
+
+@pytest.fixture(scope="session")
 def hub_server(tmp_path_factory):
     """The local Hub-compatible server (tests/hubserver.py) at HF_ENDPOINT, for the whole session."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))

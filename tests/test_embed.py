@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -20,21 +18,6 @@ TEXTS = [
     "            return a + b[k:]\n    return a + b",
     "The memory is an append-only Lance dataset; recall fuses BM25 and vector hits, then reranks them.",
 ]
-
-
-@pytest.fixture(scope="session")
-def minilm(request, tmp_path_factory):
-    """The real default embedder, loaded once. Its ONNX export is kept in pytest's cache folder between
-    runs (exports are keyed by the weights sha, so a stale one is never used)."""
-    try:
-        cache = Path(request.config.cache.mkdir("funes-model-cache"))
-    except (AttributeError, OSError):
-        cache = tmp_path_factory.mktemp("model-cache")
-    with pytest.MonkeyPatch.context() as mp:
-        for var in ("FUNES_EMBED_MODEL", "FUNES_EMBED_BACKEND"):
-            mp.delenv(var, raising=False)
-        mp.setenv("FUNES_MODEL_CACHE", str(cache))
-        yield models.load_embedder()
 
 
 def test_default_embedder_is_the_pinned_minilm(minilm):

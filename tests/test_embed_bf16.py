@@ -7,7 +7,6 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -27,20 +26,6 @@ BASE = [
     "ok",
 ]
 BULK = [f"{text} (note {i})" for i in range(bf16.MIN_BATCH // len(BASE) + 1) for text in BASE][: bf16.MIN_BATCH]
-
-
-@pytest.fixture(scope="module")
-def minilm(request, tmp_path_factory):
-    """The real default embedder with the auto backend, its export kept in pytest's cache folder."""
-    try:
-        cache = Path(request.config.cache.mkdir("funes-model-cache"))
-    except (AttributeError, OSError):
-        cache = tmp_path_factory.mktemp("model-cache")
-    with pytest.MonkeyPatch.context() as mp:
-        for var in ("FUNES_EMBED_MODEL", "FUNES_EMBED_BACKEND"):
-            mp.delenv(var, raising=False)
-        mp.setenv("FUNES_MODEL_CACHE", str(cache))
-        yield models.load_embedder()
 
 
 def test_bulk_batches_run_in_bf16_behind_a_recorded_gate_and_agree_with_fp32(minilm):
