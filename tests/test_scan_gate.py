@@ -39,6 +39,8 @@ def _edge_texts() -> list[str]:
         "mysql -u root\t-pS3cr3tPw!",  # `-p` after a tab
         "a\udc80b token=ghp_" + "a1B2" * 9,  # a lone surrogate
         "see " + "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo" + "=" * 1,  # a base64 run
+        "-x\nbearer\x0bAbCdEf0123456789XyZqW",  # a keyword that starts the line under a `-flag`
+        "run --dry-\ntoken\x0cAbCdEf0123456789XyZqW",
     ]
 
 

@@ -24,7 +24,7 @@ _KW_ANY = "(?:" + "|".join(_KEYWORDS) + ")"
 # keyword used as a name, a `--flag`, an auth scheme, or prose
 NECESSARY_LOWERED = [
     _KW_ANY + "(?:" + _KW_ASSIGN.pattern + ")",
-    "--?[a-z0-9_\\-]{0,40}" + _KW_ANY,
+    "--?[a-z0-9_\\-]{0,40}\n?" + _KW_ANY,  # `$` in _KW_FLAG also matches before a final newline
     "(?:" + "|".join(_KW_SCHEMES) + ")[ \t]",
     "(?:" + "|".join(_KW_PROSE_WORDS) + ")(?:" + _KW_PROSE.pattern + ")",
 ]
