@@ -179,6 +179,7 @@ def test_a_remote_says_what_its_shards_vectors_embed():
     before, now = {"rows": 10}, {"rows": 5, "vector_input": "context-line-1"}
     assert _shard_inputs([before, before], 20) == ("text", 0)  # published before the stamp: bare text
     assert _shard_inputs([now], 5) == ("context-line-1", 0)
+    assert _shard_inputs([{"rows": 4, "vector_input": "mixed"}], 4) == ("mixed", 4)  # partly re-embedded
     assert _shard_inputs([before, now, {"rows": 3, "vector_input": "mixed"}], 18) == ("mixed", 13)
     st = Status(label="hf://datasets/acme/mem", state="ready", embedder="m", vector_input="mixed", stale_vectors=13)
     st.remote = {

@@ -77,7 +77,7 @@ def _shard_inputs(shards: list[dict], vectors: int) -> tuple[str, int]:
     old = sum(int(s["rows"]) for s, ok in zip(shards, current) if not ok)
     if all(current):
         return contexts.VECTOR_INPUT, 0
-    if not any(current):
+    if not any(current) and not any(s.get("vector_input") == contexts.MIXED for s in shards):
         return contexts.BARE_TEXT, 0
     return contexts.MIXED, min(old, vectors)
 
