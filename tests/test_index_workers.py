@@ -55,3 +55,25 @@ def test_groups_keep_order_and_size(tmp_path):
     got = prepare.groups(files, group_bytes=30)
     assert [x for g in got for x in g] == files
     assert [len(g) for g in got] == [2, 2, 1, 1]
+
+
+def test_group_size_follows_the_rate_and_the_budget_left():
+    mb = 1 << 20
+    assert prepare.group_bytes(0, 0.0, 20.0) == prepare.GROUP_MIN_BYTES  # nothing measured yet
+    assert prepare.group_bytes(10 * mb, 2.0, None) == prepare.GROUP_MAX_BYTES  # unbudgeted: fewest scanner starts
+    # 5 MB/s with 8 s left: a group of a quarter of what the rest of the budget reads
+    assert prepare.group_bytes(10 * mb, 2.0, 8.0) == 10 * mb
+    assert prepare.group_bytes(10 * mb, 2.0, 1.0) == prepare.GROUP_MIN_BYTES
+    assert prepare.group_bytes(100 * mb, 1.0, 25.0) == prepare.GROUP_MAX_BYTES
+
+
+def test_stream_asks_the_size_at_each_group(tmp_path):
+    files = []
+    for i in range(6):
+        p = tmp_path / f"{i}.jsonl"
+        p.write_bytes(b"x" * 10)
+        files.append((None, type("U", (), {"path": p})()))
+    sizes = iter([10, 20, 30])
+    got = list(prepare.stream(files, lambda: next(sizes)))
+    assert [x for g in got for x in g] == files
+    assert [len(g) for g in got] == [1, 2, 3]

@@ -272,18 +272,26 @@ class _Run:
         return False
 
     def _store_pooled(self, pool, owed, tiers) -> bool:
-        """The same in worker processes: groups come back in order and are appended as they arrive."""
+        """The same in this process and a worker: groups come back in order and are appended as they arrive."""
         from concurrent.futures.process import BrokenProcessPool
 
         target, done = tiers[-1], 0
-        last, arrived, arrived_rows = time.monotonic(), 0, 0
+        started = last = time.monotonic()
+        arrived, arrived_rows, arrived_bytes = 0, 0, 0
+
+        def next_bytes() -> int:
+            now = time.monotonic()
+            remaining = self.clock.deadline - now if self.budgeted else None
+            return prepare.group_bytes(arrived_bytes, now - started, remaining)
+
+        results = pool.run(prepare.stream(owed, next_bytes), tiers, not self.opts.no_thinking)
         try:
-            for group, (chunks, removed, infos, ok) in pool.run(prepare.groups(owed), tiers, not self.opts.no_thinking):
+            for group, (chunks, removed, infos, ok) in results:
                 for info in infos:
                     self._note(info)
                 done += len(group)
                 self.progress(f"{target} [{done}/{len(owed)}]", True)
-                # the workers read and flush: to the parent, waiting for a group is reading it
+                # the processes read and flush: to the parent, waiting for a group is reading it
                 rows = chunks.num_rows if chunks is not None else 0
                 t0 = time.monotonic()
                 self.clock.note("read", t0 - last, rows)
@@ -292,6 +300,7 @@ class _Run:
                 self._probe_index()
                 # "one more unit" is one more group here: the next result the parent waits for
                 arrived, arrived_rows = arrived + 1, arrived_rows + rows
+                arrived_bytes += prepare.size_of(group)
                 self.clock.read_units(arrived, arrived_rows)
                 last = time.monotonic()
                 if self.must_stop():
@@ -300,6 +309,8 @@ class _Run:
             # a worker died (killed, out of memory): what it was given is read again here
             pool.broken = True
             return self._store_serial(owed[done:], tiers)
+        finally:
+            results.close()  # groups still in flight are abandoned now, not when this is collected
         return False
 
     def _note(self, info) -> None:
