@@ -77,3 +77,21 @@ def test_stream_asks_the_size_at_each_group(tmp_path):
     got = list(prepare.stream(files, lambda: next(sizes)))
     assert [x for g in got for x in g] == files
     assert [len(g) for g in got] == [1, 2, 3]
+
+
+def test_pool_yields_in_order_with_groups_done_here_and_in_the_worker(tmp_path):
+    import pyarrow as pa
+
+    tree = _tree(tmp_path / "tree", 12)
+    owed = [(s, u) for s in source.resolve(tree) for u in s.units()]
+    work = [owed[i : i + 3] for i in range(0, len(owed), 3)]
+    pool = prepare.Pool(2)
+    try:
+        got = list(pool.run(work, ("text",), True))
+    finally:
+        pool.close()
+    assert [g for g, _ in got] == work
+    assert [i.key for _, r in got for i in r[2]] == [u.key for _, u in owed]
+    # the groups' rows, in order, are the rows of one serial pass over all of them
+    serial = prepare.prepare_group(owed, ("text",), True)[0]
+    assert pa.concat_tables([r[0] for _, r in got]).equals(serial)
