@@ -61,8 +61,8 @@ def test_group_size_follows_the_rate_and_the_budget_left():
     mb = 1 << 20
     assert prepare.group_bytes(0, 0.0, 20.0) == prepare.GROUP_MIN_BYTES  # nothing measured yet
     assert prepare.group_bytes(10 * mb, 2.0, None) == prepare.GROUP_MAX_BYTES  # unbudgeted: fewest scanner starts
-    # 5 MB/s with 8 s left: a group of a quarter of what the rest of the budget reads
-    assert prepare.group_bytes(10 * mb, 2.0, 8.0) == 10 * mb
+    # 5 MB/s with 16 s left: a group of an eighth of what the rest of the budget reads
+    assert prepare.group_bytes(10 * mb, 2.0, 16.0) == 10 * mb
     assert prepare.group_bytes(10 * mb, 2.0, 1.0) == prepare.GROUP_MIN_BYTES
     assert prepare.group_bytes(100 * mb, 1.0, 25.0) == prepare.GROUP_MAX_BYTES
 

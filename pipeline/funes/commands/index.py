@@ -285,7 +285,11 @@ class _Run:
             return prepare.group_bytes(arrived_bytes, now - started, remaining)
 
         self.clock.warm("read")  # a whole group, imports included: pessimistic, not a guess
-        results = pool.run(prepare.stream(owed, next_bytes), tiers, not self.opts.no_thinking)
+
+        def may_start() -> bool:
+            return not self.over_budget() and not self.clock.must_stop(0, self.unindexed)
+
+        results = pool.run(prepare.stream(owed, next_bytes), tiers, not self.opts.no_thinking, may_start)
         try:
             for group, (chunks, removed, infos, ok) in results:
                 for info in infos:
@@ -314,6 +318,9 @@ class _Run:
             return self._store_serial(owed[done:], tiers)
         finally:
             results.close()  # groups still in flight are abandoned now, not when this is collected
+        if done < len(owed):  # the pool started no more groups: they did not fit the budget
+            self.report.budget_stopped = True
+            return True
         return False
 
     def _note(self, info) -> None:

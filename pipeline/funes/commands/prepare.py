@@ -101,12 +101,13 @@ def workers() -> int:
 
 def group_bytes(read_bytes: int, elapsed_s: float, remaining_s: float | None) -> int:
     """The next group's size from the rate so far: a budget stop throws the groups in flight away,
-    so in a budgeted run each is at most an eighth of what the rest of the budget reads."""
+    so in a budgeted run each is at most an eighth of what the rest of the budget reads (a quarter
+    of what one of the two processes reads)."""
     if remaining_s is None:
         return GROUP_MAX_BYTES
     if not read_bytes or elapsed_s <= 0:
         return GROUP_MIN_BYTES
-    return int(min(max(read_bytes / elapsed_s * remaining_s / 4, GROUP_MIN_BYTES), GROUP_MAX_BYTES))
+    return int(min(max(read_bytes / elapsed_s * remaining_s / 8, GROUP_MIN_BYTES), GROUP_MAX_BYTES))
 
 
 def size_of(group: list) -> int:
@@ -154,26 +155,32 @@ class Pool:
         self.ex = ProcessPoolExecutor(max(n - 1, 1), mp_context=multiprocessing.get_context("spawn"))
         self.abandoned = False  # groups were left in flight (a budget stop): close kills, not waits
 
-    def run(self, work_groups, tiers, include_thinking: bool):
+    def run(self, work_groups, tiers, include_thinking: bool, may_start=lambda: True):
+        """`may_start()`: whether another group still fits the budget (asked before each is
+        started; a group this process starts is work the caller's budget check cannot see)."""
         from collections import deque
 
         # (group, future or this process's result); a bounded window keeps each worker one group ahead
         pending: deque = deque()
         todo = iter(work_groups)
         window = 2 * max(self.n - 1, 1)
-        in_flight = 0
+        in_flight, here = 0, False
         try:
             while True:
-                while in_flight < window and (g := next(todo, None)) is not None:
+                while in_flight < window and may_start() and (g := next(todo, None)) is not None:
                     pending.append((g, self.ex.submit(prepare_group, g, tiers, include_thinking)))
                     in_flight += 1
                 if not pending:
                     return
                 g0, head = pending[0]
-                # the worker's next result is not back: prepare the next group here meanwhile
-                if not isinstance(head, tuple) and not head.done() and (g := next(todo, None)) is not None:
+                # the worker's next result is not back: prepare one group here meanwhile (one, so
+                # the caller checks its budget between any two groups done here)
+                waiting = not isinstance(head, tuple) and not head.done()
+                if waiting and not here and may_start() and (g := next(todo, None)) is not None:
                     pending.append((g, prepare_group(g, tiers, include_thinking)))
+                    here = True
                     continue
+                here = False
                 pending.popleft()
                 if isinstance(head, tuple):
                     yield g0, head
