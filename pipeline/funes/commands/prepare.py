@@ -141,6 +141,16 @@ def stream(owed, next_bytes):
         yield group
 
 
+def _worker_start() -> None:
+    # tqdm (under datasets) otherwise makes a multiprocessing lock, a named semaphore that a worker
+    # killed at a budget stop never unlinks: the resource tracker then warns on the user's terminal
+    import threading
+
+    from tqdm import tqdm  # type: ignore[import-untyped]
+
+    tqdm.set_lock(threading.RLock())
+
+
 class Pool:
     """`n` processes preparing groups: this one and n - 1 spawned workers running `prepare_group`;
     `run` yields results in submission order. On two cores a second worker left the parent idle
@@ -152,7 +162,9 @@ class Pool:
 
         self.n = n
         self.broken = False  # a worker died; the rest of the run is serial
-        self.ex = ProcessPoolExecutor(max(n - 1, 1), mp_context=multiprocessing.get_context("spawn"))
+        self.ex = ProcessPoolExecutor(
+            max(n - 1, 1), mp_context=multiprocessing.get_context("spawn"), initializer=_worker_start
+        )
         self.abandoned = False  # groups were left in flight (a budget stop): close kills, not waits
 
     def run(self, work_groups, tiers, include_thinking: bool, may_start=lambda: True):
