@@ -286,8 +286,14 @@ class _Run:
 
         self.clock.warm("read")  # a whole group, imports included: pessimistic, not a guess
 
+        starts = 0
+
         def may_start() -> bool:
-            return not self.over_budget() and not self.clock.must_stop(0, self.unindexed)
+            # the first group always starts, as the serial path always reads its first unit
+            nonlocal starts
+            ok = not starts or (not self.over_budget() and not self.clock.must_stop(0, self.unindexed))
+            starts += ok
+            return ok
 
         results = pool.run(prepare.stream(owed, next_bytes), tiers, not self.opts.no_thinking, may_start)
         try:
