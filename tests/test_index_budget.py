@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 
 import lance
 
+from conftest import subprocess_env
 from funes.commands import index
 from transcripts import prose, write_claude_session
 
@@ -44,3 +47,33 @@ def test_small_budget_is_respected_and_the_next_run_resumes(funes_home, monkeypa
     assert second.chunks_added > 0
     ids = lance.dataset(str(funes_home / "memory" / "chunks.lance")).to_table(columns=["id"])["id"].to_pylist()
     assert len(ids) == len(set(ids)) == first.chunks_added + second.chunks_added
+
+
+def test_pooled_budget_stop_kills_the_groups_in_flight(funes_home, monkeypatch):
+    """This process + one worker: the stop ends within the budget instead of waiting for the
+    worker's groups, leaves no worker behind, and what was stored is committed and searchable."""
+    import multiprocessing
+
+    root = funes_home.parent / ".claude" / "projects"
+    for s in range(1200):
+        write_claude_session(root, f"pool-{s:05d}", [prose(s * 11 + t, 90) for t in range(8)])
+    monkeypatch.setenv("FUNES_INDEX_BUDGET", str(BUDGET_S))
+    monkeypatch.setenv("FUNES_INDEX_WORKERS", "2")
+
+    t0 = time.monotonic()
+    first = index.index(index.Options(auto=True, no_embed=True))
+    wall = time.monotonic() - t0
+    assert first.budget_stopped and first.chunks_added > 0
+    assert wall < BUDGET_S + TOLERANCE_S, f"budgeted pooled run took {wall:.2f}s (budget {BUDGET_S}s)"
+    assert multiprocessing.active_children() == []
+    ds = lance.dataset(str(funes_home / "memory" / "chunks.lance"))
+    assert ds.count_rows() == first.chunks_added
+    # the next run as the user runs it: it resumes, and killing its worker prints nothing but funes's report
+    env = subprocess_env(funes_home, FUNES_INDEX_BUDGET=str(BUDGET_S), FUNES_INDEX_WORKERS="2")
+    out = subprocess.run(
+        [sys.executable, "-m", "funes.cli", "index", "--auto", "--no-embed"], env=env, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert "Warning" not in out.stderr and "Traceback" not in out.stderr, out.stderr
+    ids = lance.dataset(str(funes_home / "memory" / "chunks.lance")).to_table(columns=["id"])["id"].to_pylist()
+    assert len(ids) == len(set(ids)) > first.chunks_added

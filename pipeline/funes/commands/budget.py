@@ -58,6 +58,11 @@ class Clock:
             r[0] += max(seconds - fixed, 0.0)
             r[1] += rows
 
+    def warm(self, what: str) -> None:
+        """The next `what` is a rate after all (a pooled run's first group arrives well into the
+        run; leaving its read unmeasured left the 3 ms-per-row guess to decide the stop)."""
+        self._cold.discard(what)
+
     def measured(self, what: str) -> bool:
         return self._rate[what][1] > 0
 

@@ -1,14 +1,16 @@
-"""Read owed units and turn their blocks into chunk rows, in this process or in worker processes.
+"""Read owed units and turn their blocks into chunk rows, in this process and a worker process.
 
-Day zero owes thousands of transcripts, and parsing, redaction and chunking are two thirds of its
-CPU (bench/README.md "## Day zero"). `Pool` hands the units out in groups, in order, to processes
-on the other cores and gives the results back in the same order, so the chunk rows are appended
-exactly as the serial path appends them (tests/test_index_workers.py compares the two). Workers are spawned, never forked: the
-parent already runs polars and Lance thread pools, and a fork of a threaded process can hang.
+Day zero owes thousands of transcripts, and parsing, redaction and chunking are most of its CPU
+(bench/README.md "## Day zero"). `Pool` hands the units out in groups, in order, to a spawned
+worker and works on groups itself whenever the worker's next result is not back yet, and gives
+the results back in submission order, so the chunk rows are appended exactly as the serial path
+appends them (tests/test_index_workers.py compares the two). Workers are spawned, never forked:
+the parent already runs polars and Lance thread pools, and a fork of a threaded process can hang.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections import Counter
 from dataclasses import dataclass, field
@@ -17,9 +19,12 @@ from funes.errors import SourceError
 
 # below this many owed transcript files a pool's start-up (~2 s of imports per worker) costs more than it saves
 POOL_MIN_UNITS = 64
-# transcript bytes per worker task: large enough for one scanner pass to pay off, small enough that
-# a budget stop loses little and results stream back steadily
+# transcript bytes per group. Every group pays one Kingfisher start (~0.8 CPU-s whatever its size,
+# about what 5 MB of transcript costs to parse, scan and chunk), so groups grow from a small first
+# one (rates measured early) to as large as a budget stop can afford to throw away
 GROUP_BYTES = 3 << 20
+GROUP_MIN_BYTES = 4 << 20
+GROUP_MAX_BYTES = 32 << 20
 
 
 @dataclass
@@ -82,10 +87,10 @@ def prepare_group(work: list, tiers, include_thinking: bool):
 
 
 def workers() -> int:
-    """Worker processes for a large run: FUNES_INDEX_WORKERS, else one per core (at most 2) when
-    the cores are free. On a busy machine extra processes only add their start-up and the
-    per-group scanner start to the CPU bill (measured in bench/README.md "## Day zero"), so it
-    stays serial (0/1 = serial)."""
+    """Processes preparing groups in a large run, this one included: FUNES_INDEX_WORKERS, else one
+    per core (at most 2) when the cores are free. On a busy machine a worker only adds its start-up
+    and the per-group scanner starts to the CPU bill (measured in bench/README.md "## Day zero"),
+    so it stays serial (0/1 = serial)."""
     raw = os.environ.get("FUNES_INDEX_WORKERS", "").strip()
     if raw.isdigit():
         return int(raw)
@@ -94,25 +99,62 @@ def workers() -> int:
     return min(cores, 2) if busy < cores - 0.5 else 1
 
 
+def group_bytes(read_bytes: int, elapsed_s: float, remaining_s: float | None) -> int:
+    """The next group's size from the rate so far: a budget stop throws the groups in flight away,
+    so in a budgeted run each is at most an eighth of what the rest of the budget reads (a quarter
+    of what one of the two processes reads)."""
+    if remaining_s is None:
+        return GROUP_MAX_BYTES
+    if not read_bytes or elapsed_s <= 0:
+        return GROUP_MIN_BYTES
+    return int(min(max(read_bytes / elapsed_s * remaining_s / 8, GROUP_MIN_BYTES), GROUP_MAX_BYTES))
+
+
+def size_of(group: list) -> int:
+    total = 0
+    for pair in group:
+        with contextlib.suppress(OSError):  # a file gone since discovery counts 0, as in `stream`
+            total += pair[1].path.stat().st_size
+    return total
+
+
 def groups(owed: list, group_bytes: int = GROUP_BYTES) -> list[list]:
     """Consecutive runs of owed (source, unit) pairs of about group_bytes of transcript each."""
-    out: list[list] = [[]]
-    size = 0
+    return list(stream(owed, lambda: group_bytes))
+
+
+def stream(owed, next_bytes):
+    """`groups`, lazily: each group is as large as `next_bytes()` says when it is started."""
+    group: list = []
+    size, limit = 0, next_bytes()
     for pair in owed:
         try:
             n = pair[1].path.stat().st_size
         except OSError:
             n = 0
-        if out[-1] and size + n > group_bytes:
-            out.append([])
-            size = 0
-        out[-1].append(pair)
+        if group and size + n > limit:
+            yield group
+            group, size, limit = [], 0, next_bytes()
+        group.append(pair)
         size += n
-    return [g for g in out if g]
+    if group:
+        yield group
+
+
+def _worker_start() -> None:
+    # tqdm (under datasets) otherwise makes a multiprocessing lock, a named semaphore that a worker
+    # killed at a budget stop never unlinks: the resource tracker then warns on the user's terminal
+    import threading
+
+    from tqdm import tqdm  # type: ignore[import-untyped]
+
+    tqdm.set_lock(threading.RLock())
 
 
 class Pool:
-    """Spawned workers running `prepare_group`; `run` yields results in submission order."""
+    """`n` processes preparing groups: this one and n - 1 spawned workers running `prepare_group`;
+    `run` yields results in submission order. On two cores a second worker left the parent idle
+    while it waited and paid a second set of imports (bench/README.md "## Day zero")."""
 
     def __init__(self, n: int):
         import multiprocessing
@@ -120,26 +162,57 @@ class Pool:
 
         self.n = n
         self.broken = False  # a worker died; the rest of the run is serial
-        self.ex = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"))
+        self.ex = ProcessPoolExecutor(
+            max(n - 1, 1), mp_context=multiprocessing.get_context("spawn"), initializer=_worker_start
+        )
+        self.abandoned = False  # groups were left in flight (a budget stop): close kills, not waits
 
-    def run(self, work_groups: list[list], tiers, include_thinking: bool):
+    def run(self, work_groups, tiers, include_thinking: bool, may_start=lambda: True):
+        """`may_start()`: whether another group still fits the budget (asked before each is
+        started; a group this process starts is work the caller's budget check cannot see)."""
         from collections import deque
 
+        # (group, future or this process's result); a bounded window keeps each worker one group ahead
         pending: deque = deque()
         todo = iter(work_groups)
+        window = 2 * max(self.n - 1, 1)
+        in_flight, here = 0, False
         try:
-            # a bounded window: results wait in the parent only while it appends the previous one
-            for g in todo:
-                pending.append((g, self.ex.submit(prepare_group, g, tiers, include_thinking)))
-                if len(pending) > self.n + 1:
-                    g0, fut = pending.popleft()
-                    yield g0, fut.result()
-            while pending:
-                g0, fut = pending.popleft()
-                yield g0, fut.result()
+            while True:
+                while in_flight < window and may_start() and (g := next(todo, None)) is not None:
+                    pending.append((g, self.ex.submit(prepare_group, g, tiers, include_thinking)))
+                    in_flight += 1
+                if not pending:
+                    return
+                g0, head = pending[0]
+                # the worker's next result is not back: prepare one group here meanwhile (one, so
+                # the caller checks its budget between any two groups done here)
+                waiting = not isinstance(head, tuple) and not head.done()
+                if waiting and not here and may_start() and (g := next(todo, None)) is not None:
+                    pending.append((g, prepare_group(g, tiers, include_thinking)))
+                    here = True
+                    continue
+                here = False
+                pending.popleft()
+                if isinstance(head, tuple):
+                    yield g0, head
+                else:
+                    in_flight -= 1
+                    yield g0, head.result()
         finally:
             for _, fut in pending:
-                fut.cancel()
+                if not isinstance(fut, tuple):
+                    self.abandoned = True
+                    fut.cancel()
 
     def close(self) -> None:
+        if self.abandoned:
+            # a budget stop throws the groups in flight away: waiting for them only overruns the
+            # budget (a killed worker's Kingfisher scratch dir is swept by the next scan)
+            procs = list((getattr(self.ex, "_processes", None) or {}).values())
+            self.ex.shutdown(wait=False, cancel_futures=True)
+            for proc in procs:
+                proc.terminate()
+            for proc in procs:
+                proc.join(5)  # reaped here, so its CPU is on this process's children's bill
         self.ex.shutdown(wait=True, cancel_futures=True)
