@@ -87,16 +87,12 @@ def prepare_group(work: list, tiers, include_thinking: bool):
 
 
 def workers() -> int:
-    """Processes preparing groups in a large run, this one included: FUNES_INDEX_WORKERS, else one
-    per core (at most 2) when the cores are free. On a busy machine a worker only adds its start-up
-    and the per-group scanner starts to the CPU bill (measured in bench/README.md "## Day zero"),
-    so it stays serial (0/1 = serial)."""
+    """Processes preparing groups in a large run, this one included: FUNES_INDEX_WORKERS, else 1.
+    Measured on an idle 2-core box, this process + a worker still stores less text in a budgeted
+    round than one process alone (the worker's start-up, its Kingfisher calls and the groups cut off
+    at a budget stop; bench/README.md "## Day zero"), so the pool is opt-in (0/1 = serial)."""
     raw = os.environ.get("FUNES_INDEX_WORKERS", "").strip()
-    if raw.isdigit():
-        return int(raw)
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    busy = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
-    return min(cores, 2) if busy < cores - 0.5 else 1
+    return int(raw) if raw.isdigit() else 1
 
 
 def group_bytes(read_bytes: int, elapsed_s: float, remaining_s: float | None) -> int:
