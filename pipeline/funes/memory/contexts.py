@@ -124,7 +124,7 @@ def stored_documents(source, table) -> list[str]:
     """`documents` of stored rows (`table` holds COLUMNS; a column an old table lacks reads empty):
     what both legs index. `source` is where their sessions' earlier rows are read: the chunk
     table's Lance dataset, or the whole chunk table as Arrow (scrub's rewrite before it is stored)."""
-    table = _padded(table)
+    table = padded(table)
     return documents(table.to_pylist(), earlier(source, table))
 
 
@@ -145,16 +145,19 @@ def earlier(source, table) -> list[dict]:
     if isinstance(source, pa.Table):
         got = source.filter(pc.and_(pc.is_in(source["session_id"], sessions), state_mask(source))).select(cols)
     else:
-        quoted = ", ".join("'" + s.replace("'", "''") + "'" for s in sessions.to_pylist())
+        from funes.memory.lance import quote
+
+        quoted = ", ".join(quote(s) for s in sessions.to_pylist())
         got = source.to_table(columns=cols, filter=f"session_id IN ({quoted}) AND {STATE_FILTER}")
-    return _padded(got).to_pylist()
+    return padded(got).to_pylist()
 
 
-def _padded(table):
+def padded(table, columns=COLUMNS):
+    """`table` with every one of `columns` it lacks (an old table or shard) added as empty strings."""
     import pyarrow as pa
 
-    for c in COLUMNS:
-        if c not in table.schema.names:  # an old table without the column: empty values
+    for c in columns:
+        if c not in table.schema.names:
             table = table.append_column(c, pa.array([""] * table.num_rows, pa.string()))
     return table
 

@@ -292,14 +292,9 @@ def _index_text(chunks, man: dict, folder: Path, n: int, say) -> int:
 
 
 def _read(ds, columns: list[str], lo: int, hi: int):
-    import pyarrow as pa
-
     have = set(ds.schema.names)
     table = ds.to_table(columns=[c for c in columns if c in have], offset=lo, limit=hi - lo)
-    for c in columns:
-        if c not in have:  # an old table without the facet: empty values
-            table = table.append_column(c, pa.array([""] * table.num_rows, pa.string()))
-    return table
+    return contexts.padded(table, columns)  # an old table without the facet: empty values
 
 
 def merge_start(sizes: list[int]) -> int:

@@ -155,10 +155,7 @@ def _state_sessions_at(f: str, _mtime_ns: int, _size: int) -> tuple[frozenset[st
 
 
 def _with_defaults(table: pa.Table) -> pa.Table:
-    for c in DOC_COLUMNS:
-        if c not in table.schema.names:  # a shard without a facet column: empty values
-            table = table.append_column(c, pa.array([""] * table.num_rows, pa.string()))
-    return table
+    return contexts.padded(table, DOC_COLUMNS)  # a shard without a facet column: empty values
 
 
 def _build_faiss(pf, path: Path) -> dict:
