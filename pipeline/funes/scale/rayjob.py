@@ -275,9 +275,10 @@ class _Embedder:
         from funes.memory.tables import ChunkTable, vector_rows
 
         out: dict[str, list] = {"fragments": [], "rows": [], "dim": [], "model_id": []}
+        chunks = ChunkTable.pinned(self.chunks_path, self.version)  # one open for the batch's steps
         for lo, hi, packed in zip(batch["lo"].to_pylist(), batch["hi"].to_pylist(), batch["rows"].to_pylist()):
             rows = step_rows(lo, hi, packed)
-            ids, texts = ChunkTable.pinned(self.chunks_path, self.version).vector_inputs(rows)
+            ids, texts = chunks.vector_inputs(rows)
             vectors = run.embed_rows(texts, self.embedder)
             rows_np = np.asarray(rows, dtype=np.int64)
             frags = fragments.write(self.vectors_path, vector_rows(rows_np, ids, vectors, self.embedder.model_id))
