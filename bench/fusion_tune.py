@@ -51,7 +51,8 @@ def grade(q: dict, spec: str) -> dict[str, float]:
     pool, k = (30, 8) if dev else (50, 50)
     which = {"bm25": ("bm25",), "vector": ("vector",)}.get(spec, ("bm25", "vector"))
     fusion = hybrid.parse("mm:0.8" if spec in ("bm25", "vector") else spec)
-    fused = hybrid.fuse(legs_of(q, which, pool), pool, fusion)
+    groups = {int(r): info[0] for r, info in q["rows"].items()}  # sessions, as recall passes facets.session
+    fused = hybrid.fuse(legs_of(q, which, pool), pool, fusion, groups)
     seen, kept = set(), []
     for f in fused:
         info = q["rows"][str(f.row)]
