@@ -26,8 +26,9 @@ Fusions, named by a spec string (`parse`):
 
 Every fused score is on [0, 1]: 1.0 = first in both legs. DEFAULT (`mm:0.8`) was chosen on half A
 of LoCoMo, LongMemEval and the dev set and reported on half B (bench/README.md "Fusion, framing
-words, distinct passages"); the per-query fusions were measured the same way and none beat it on
-half A, so they are reachable by spec only.
+words, distinct passages"); every other fusion here was measured the same way and is reachable by
+spec only: none beat it on half A while keeping the hybrid at least as good as the better leg on
+every suite (bench/README.md "Fusions that cannot bury a leg").
 """
 
 from __future__ import annotations
