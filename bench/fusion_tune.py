@@ -11,7 +11,10 @@ Rule (half B is never read for the choice): a candidate's score is the number of
 it gains or loses against the better single leg of each suite, summed over suites and over
 hit@1 and hit@5 (dev set: hit@1 and hit@8); the largest wins (ties: the simpler spec, listed first).
 Also printed: each candidate's worst shortfall against the better leg in points over suites and
-those metrics (the issue's "never below a leg"), and the candidate with the smallest one.
+those metrics (the issue's "never below a leg"), and the candidate with the smallest one; and,
+over all questions (both halves), whether it keeps hybrid >= the better leg at hit@1 and hit@5 on
+every suite (dev set: hit@1, hit@5 and hit@8) — the condition for making a chosen spec the default.
+`--markdown=FILE` writes one table row per spec for bench/README.md.
 """
 
 from __future__ import annotations
@@ -51,7 +54,8 @@ def grade(q: dict, spec: str) -> dict[str, float]:
     pool, k = (30, 8) if dev else (50, 50)
     which = {"bm25": ("bm25",), "vector": ("vector",)}.get(spec, ("bm25", "vector"))
     fusion = hybrid.parse("mm:0.8" if spec in ("bm25", "vector") else spec)
-    fused = hybrid.fuse(legs_of(q, which, pool), pool, fusion)
+    groups = {int(r): info[0] for r, info in q["rows"].items()}  # sessions, as recall passes facets.session
+    fused = hybrid.fuse(legs_of(q, which, pool), pool, fusion, groups)
     seen, kept = set(), []
     for f in fused:
         info = q["rows"][str(f.row)]
@@ -106,6 +110,49 @@ def worst(t: dict, half: str, spec: str) -> float:
     return min(out)
 
 
+QUALIFY = {"devset": ("hit@1", "hit@5", "hit@8")}
+
+
+def whole(t: dict, suite: str, spec: str) -> dict[str, float]:
+    """Both halves of one suite added up: metric -> questions (and 'n')."""
+    out: dict[str, float] = defaultdict(float)
+    for half in t[suite].values():
+        for m, v in half[spec].items():
+            out[m] += v
+    return out
+
+
+def shortfalls(t: dict, spec: str) -> list[str]:
+    """Where the spec is below the better leg over all questions: 'suite metric -n' for each."""
+    out = []
+    for suite in t:
+        h, b, v = (whole(t, suite, x) for x in (spec, "bm25", "vector"))
+        for m in QUALIFY.get(suite, CHOICE_DEFAULT):
+            if h[m] < max(b[m], v[m]):
+                out.append(f"{suite} {m} {h[m] - max(b[m], v[m]):+.0f}")
+    return out
+
+
+def markdown(t: dict, specs: list[str]) -> str:
+    suites = list(t)
+    head = "| spec | vs better leg A | B | A + B | below the better leg, all questions | " + " | ".join(
+        f"{s} hit@1/5" + ("/8" if s == "devset" else "") for s in suites
+    )
+    lines = [head + " |", "|" + "---|" * (5 + len(suites))]
+    for spec in specs:
+        legs = spec in ("bm25", "vector")
+        a, b = (0.0, 0.0) if legs else (sum(margin(t, s, h, spec) for s in t) for h in "AB")
+        cells = []
+        for s in suites:
+            w = whole(t, s, spec)
+            ms = ("hit@1", "hit@5", "hit@8") if s == "devset" else ("hit@1", "hit@5")
+            cells.append("/".join(f"{100 * w[m] / max(w['n'], 1):.1f}" for m in ms))
+        short = "" if legs else ("; ".join(shortfalls(t, spec)) or "**none**")
+        margins = ("", "", "") if legs else (f"{a:+.0f}", f"{b:+.0f}", f"{a + b:+.0f}")
+        lines.append(f"| {spec} | " + " | ".join([*margins, short, *cells]) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def pct(cell: dict, m: str) -> str:
     return f"{100 * cell[m] / max(cell['n'], 1):5.1f}"
 
@@ -122,9 +169,11 @@ def report(t: dict, specs: list[str]) -> str:
                 f"{s} " + " | ".join("/".join(pct(t[s][h][spec], m) for m in ms).replace(" ", "") for h in "AB")
             )
         wa, wb = (worst(t, h, spec) for h in "AB") if spec not in ("bm25", "vector") else (0.0, 0.0)
+        short = "" if spec in ("bm25", "vector") else (", ".join(shortfalls(t, spec)) or "none")
         lines.append(
             f"{spec:<18} vs better leg: questions A {a:+5.0f} B {b:+5.0f}, worst suite A {wa:+5.1f} B {wb:+5.1f}   "
             + "   ".join(cells)
+            + f"   below the better leg, all questions: {short}"
         )
     return "\n".join(lines)
 
@@ -132,8 +181,9 @@ def report(t: dict, specs: list[str]) -> str:
 def main(argv: list[str]) -> int:
     paths = [a for a in argv if not a.startswith("--")]
     specs_arg = next((a.split("=", 1)[1] for a in argv if a.startswith("--specs=")), None)
+    md = next((a.split("=", 1)[1] for a in argv if a.startswith("--markdown=")), None)
     questions = load(paths)
-    specs = ["bm25", "vector", "mm:0.8", "rrf"] + (specs_arg.split(",") if specs_arg else [])
+    specs = list(dict.fromkeys(["bm25", "vector", "mm:0.8", "rrf"] + (specs_arg.split(",") if specs_arg else [])))
     t = table(questions, specs)
     print(report(t, specs))
     cands = [s for s in specs if s not in ("bm25", "vector")]
@@ -141,6 +191,9 @@ def main(argv: list[str]) -> int:
     print(f"chosen on half A: {best}")
     safest = max(cands, key=lambda s: (worst(t, "A", s), sum(margin(t, x, "A", s) for x in t), -cands.index(s)))
     print(f"smallest worst-suite shortfall on half A: {safest}")
+    print(f"{best}: below the better leg over all questions: {', '.join(shortfalls(t, best)) or 'nowhere'}")
+    if md:
+        Path(md).write_text(markdown(t, specs))
     return 0
 
 

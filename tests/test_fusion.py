@@ -104,6 +104,93 @@ def test_lift_and_z_score_keep_both_legs_best_in_the_head_of_the_list():
             parse(bad)
 
 
+def _rows(fused) -> list[int]:
+    return [f.row for f in fused]
+
+
+def _monotone(fused) -> bool:
+    scores = [f.normalised for f in fused]
+    return scores == sorted(scores, reverse=True) and scores[-1] >= 0.0 and scores[0] <= 1.0 + 1e-9
+
+
+def test_reserved_slots_hold_each_legs_first_sessions_in_the_head():
+    from funes.retrieval.hybrid import fuse, parse
+
+    # BM25 (0.8) fills the head with sessions a, b, c; the vector leg's sessions x and y only show
+    # up at the tail of the plain fused list, their rows 20/21 (x) and 30 (y)
+    both = legs(
+        [(1, 9.0), (2, 8.9), (3, 8.8), (4, 8.7), (5, 8.6), (6, 8.5)],
+        [(20, 0.9), (21, 0.89), (30, 0.88), (4, 0.2), (5, 0.19)],
+    )
+    groups = {1: "a", 2: "a", 3: "b", 4: "b", 5: "c", 6: "c", 20: "x", 21: "x", 30: "y"}
+    plain = fuse(both, 20, parse("mm:0.8"), groups)
+    assert _rows(plain)[:4] == [1, 2, 3, 4] and _rows(plain).index(20) >= 4
+    held = fuse(both, 20, parse("mm:0.8@2:4"), groups)
+    # each leg's first two sessions: BM25's a (row 1) and b (row 3), the vector leg's x (20) and y (30);
+    # the three missing from the fused head take its last places, interleaved by leg rank (b's 3
+    # after x's 20: both are second in their legs' order, BM25 first); the rows they pushed out
+    # follow in fused order; nothing lost, nothing repeated
+    assert _rows(held)[:4] == [1, 20, 3, 30]
+    assert sorted(_rows(held)) == sorted(_rows(plain)) and len(set(_rows(held))) == len(held)
+    assert _rows(held)[4:] == [r for r in _rows(plain) if r not in (1, 20, 3, 30)]
+    assert _monotone(held)
+    # a session already in the head keeps its place and costs no slot: BM25's a and b are there
+    assert _rows(fuse(both, 20, parse("mm:0.8@1:4"), groups))[:4] == [1, 2, 3, 20]
+    # without sessions each row is its own: the vector leg's two first rows 20 and 21
+    assert _rows(fuse(both, 20, parse("mm:0.8@2:4")))[:4] == [1, 2, 20, 21]
+    # the fused first row stays first however many rows are owed, and k cuts the list
+    crowded = fuse(both, 3, parse("mm:0.8@3:3"), groups)
+    assert len(crowded) == 3 and crowded[0].row == 1 and set(_rows(crowded)[1:]) <= {20, 30, 3}
+    # when the legs agree nothing moves
+    same = legs([(1, 3.0), (2, 2.0), (3, 1.0)], [(1, 0.9), (2, 0.8), (3, 0.7)])
+    assert _rows(fuse(same, 10, parse("z:0.5@2:2"))) == _rows(fuse(same, 10, parse("z:0.5"))) == [1, 2, 3]
+
+
+def test_combmnz_rank_biased_and_session_agreement_fusions():
+    from funes.retrieval.hybrid import fuse, parse
+
+    both = legs([(1, 9.0), (2, 5.0), (3, 1.0)], [(4, 0.9), (2, 0.8), (5, 0.1)])
+    groups = {1: "a", 2: "b", 3: "c", 4: "d", 5: "a"}
+    # CombMNZ: row 2, found by both legs, keeps its sum; the rows one leg found are halved
+    mnz = fuse(both, 10, parse("mnz:0.5"))
+    mm = {f.row: f.normalised for f in fuse(both, 10, parse("mm:0.5"))}
+    assert {f.row: round(f.normalised, 6) for f in mnz} == {
+        r: round(v * (1.0 if r == 2 else 0.5), 6) for r, v in mm.items()
+    }
+    assert mnz[0].row == 2 and _monotone(mnz)
+    # rank-biased: only ranks count; P close to 1 behaves like a vote, P small like the weightier leg alone
+    rbf = fuse(both, 10, parse("rbf:0.5:0.9"))
+    assert rbf[0].row == 2 and rbf[0].normalised == pytest.approx(0.5 * 0.9 + 0.5 * 0.9)
+    assert _rows(fuse(both, 10, parse("rbf:0.8:0.1"))) == [1, 4, 2, 3, 5]  # 0.8, 0.2, 0.1, ...: ranks, not scores
+    assert fuse(legs([(7, 3.0)], [(7, 0.8)]), 10, parse("rbf:0.8:0.5"))[0].normalised == pytest.approx(1.0)
+    # agreement: session a is first for BM25 (row 1) and in the vector leg's first 3 sessions (row 5),
+    # so every row of a is lifted, row 5 above rows it trailed; b (row 2) is in both legs' first 3 too
+    agree = fuse(both, 10, parse("agree:0.8:3:1"), groups)
+    assert _rows(agree)[:3] == [1, 2, 5] and _monotone(agree)
+    assert _rows(fuse(both, 10, parse("agree:0.8:1:1"), groups))[0] == 1  # M = 1: a is first only for BM25
+    assert _rows(fuse(both, 10, parse("agree:0.8:3:0"), groups)) == _rows(fuse(both, 10, parse("mm:0.8")))
+    assert fuse(legs([(7, 3.0)], [(7, 0.8)]), 10, parse("agree:0.8:2:0.5"), {7: "s"})[0].normalised == pytest.approx(
+        1.0
+    )
+    for spec in ("mnz:0.7", "rbf:0.8:0.9", "agree:0.8:3:0.25", "mm:0.7@3:8", "conf:0.8:4:5@1:3"):
+        assert parse(spec).spec == spec
+    for bad in (
+        "rbf:0.8",
+        "rbf:0.8:1.5",
+        "agree:0.8:3",
+        "agree:0.8:0:1",
+        "mm:0.8@3",
+        "mm:0.8@0:5",
+        "mm:0.8@3:1",
+        "rrf@1:3",
+        "wrrf:0.5@1:3",
+        "mm:0.8+1@1:3",
+        "mnz:0.8:1",
+    ):
+        with pytest.raises(ValueError):
+            parse(bad)
+
+
 def _recall(mem, query, **kw):
     from funes.retrieval.retriever import Retriever
 
@@ -117,9 +204,10 @@ def test_the_legs_a_benchmark_replays_are_the_ones_recall_fuses(funes_home):
     texts = ["pin the parser version", "parser crashed on ENOENT", "we chose lance", "vector index rebuild", "x"]
     mem = memory_with(session("a", texts) + session("b", [t + " again" for t in texts]))
     r = Retriever(mem, embedder=FakeEmbedder(), reranker=None)
-    for spec in ("mm:0.8", "conf:0.8:4:5", "z:0.65+1"):
+    for spec in ("mm:0.8", "conf:0.8:4:5", "z:0.65+1", "mm:0.7@3:8", "agree:0.8:3:0.1"):
         req = RecallRequest("parser ENOENT crash", k=6, candidates=6, neighbors=0, half_life=0, fusion=spec)
-        replay = hybrid.fuse(r.legs(r.indexes(), req), req.pool, hybrid.parse(spec))
+        ix = r.indexes()
+        replay = hybrid.fuse(r.legs(ix, req), req.pool, hybrid.parse(spec), ix.facets.session)
         assert [h.row for h in r.run(req).hits] == [f.row for f in replay][: req.k], spec
 
 

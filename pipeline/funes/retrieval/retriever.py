@@ -137,7 +137,7 @@ class Retriever:
         if ix is None or ix.rows == 0:
             return result
         legs = self.legs(ix, req, clock)
-        fused = hybrid.fuse(legs, req.pool, hybrid.parse(req.fusion))
+        fused = hybrid.fuse(legs, req.pool, hybrid.parse(req.fusion), ix.facets.session)
         clock.lap("fusion")
         result.pool = len(fused)
         if not fused:
