@@ -91,6 +91,14 @@ def build_texts(texts: list[str], start: int) -> Segment:
     return build_ids(*token_ids(texts), start)
 
 
+def build_documents(lines: list[str], texts, start: int) -> Segment:
+    """`build_texts` of the documents ``f"{line}\\n{text}"`` (memory/contexts.py), without joining them;
+    `texts` may be the Arrow column read from the chunk table."""
+    from funes.memory.tokenize import document_ids
+
+    return build_ids(*document_ids(lines, texts), start)
+
+
 def build_ids(vocab: dict[str, int], ids: np.ndarray, lengths: np.ndarray, start: int) -> Segment:
     """Postings from every token of the documents as a term id, in document order (`lengths` each)."""
     n = len(lengths)

@@ -266,51 +266,153 @@ def token_ids(texts, step: int = 4096) -> tuple[dict[str, int], np.ndarray, np.n
     classes differ), each DISTINCT raw token is expanded once, and its terms are gathered for
     every occurrence with numpy instead of a Python list per text. A text Arrow cannot hold (a
     lone surrogate) is matched by ``re``. `step` texts at a time bound the arrays of raw tokens.
+    `texts` is a list (None reads as "") or an Arrow string array (its texts never become Python
+    strings).
+    """
+    with _NUMBERING.lock:
+        _NUMBERING.bound()
+        ids, lengths = _column_ids(texts, step)
+        vocab, ids = _NUMBERING.local(ids)
+    return vocab, ids, lengths
+
+
+def document_ids(lines: list[str], texts, step: int = 4096) -> tuple[dict[str, int], np.ndarray, np.ndarray]:
+    """`token_ids` of the documents ``f"{line}\\n{text}"`` without building them.
+
+    No raw token spans a newline (it is neither a word character nor a joiner), so a document's
+    tokens are its line's then its text's. A line repeats over the chunks of a turn or a tool call:
+    each distinct line is tokenised once, and the texts (an Arrow column) go to the regex as they
+    were read. The result is ``token_ids`` of the joined strings, id for id
+    (tests/test_tokenize_fast.py).
     """
     import numpy as np
 
-    texts = [t or "" for t in texts]
-    vocab: dict[str, int] = {}
-    known: dict[str, list[int]] = {}  # raw token -> its term ids, across the slices
-    parts = [_slice_ids(texts[i : i + step], vocab, known) for i in range(0, len(texts), step)]
+    distinct: dict[str, int] = {}
+    code = np.fromiter((distinct.setdefault(c, len(distinct)) for c in lines), dtype=np.int64, count=len(lines))
+    with _NUMBERING.lock:
+        _NUMBERING.bound()
+        line_ids, line_len = _column_ids(list(distinct), step)
+        text_ids, text_len = _column_ids(texts, step)
+        if len(text_len) != len(code):
+            raise ValueError(f"{len(code)} lines for {len(text_len)} texts")
+        per_line, per_text = line_len[code], text_len
+        line_at = (np.cumsum(line_len) - line_len)[code]
+        text_at = len(line_ids) + np.cumsum(per_text) - per_text
+        starts = np.stack([line_at, text_at], axis=1).ravel()
+        sizes = np.stack([per_line, per_text], axis=1).ravel()
+        vocab, ids = _NUMBERING.local(np.concatenate([line_ids, text_ids])[_ranges(starts, sizes)])
+    return vocab, ids, per_line + per_text
+
+
+class _Numbering:
+    """Term ids shared by every call in this process, and each raw token's ids (its `_expand`).
+
+    A refresh's batches and a run's refreshes meet mostly raw tokens met before; numbering each
+    one's terms again per call was most of the Python of a batch. A call's result is renumbered
+    to its own first-seen order (`local`), so nothing outside sees these ids. Cleared between
+    calls past `MAX_RAWS` (the memory of a long-lived server stays bounded).
+    """
+
+    MAX_RAWS = 1 << 19
+
+    def __init__(self) -> None:
+        import threading
+
+        self.lock = threading.Lock()
+        self.clear()
+
+    def clear(self) -> None:
+        self.ids: dict[str, int] = {}
+        self.terms: list[str] = []
+        self.raws: dict[str, tuple[int, ...]] = {}
+
+    def bound(self) -> None:
+        if len(self.raws) > self.MAX_RAWS:
+            self.clear()
+
+    def local(self, ids: np.ndarray) -> tuple[dict[str, int], np.ndarray]:
+        """(vocabulary, ids) numbered by first place in `ids`, as one call's own numbering would be."""
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        enc = pc.dictionary_encode(pa.array(ids, pa.int32()))  # distinct ids in first-seen order
+        terms = self.terms
+        order = enc.dictionary.to_numpy(zero_copy_only=False).tolist()
+        return {terms[g]: i for i, g in enumerate(order)}, enc.indices.to_numpy(zero_copy_only=False).astype(np.int32)
+
+
+_NUMBERING = _Numbering()
+
+
+def _column_ids(texts, step: int):
+    """(ids, tokens per text) of `texts` a slice at a time, in the process-wide numbering."""
+    import numpy as np
+
+    parts = [_slice_ids(arr, slow) for arr, slow in _slices(texts, step)]
     if not parts:
-        return vocab, np.empty(0, np.int32), np.empty(0, np.int64)
-    return vocab, np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+        return np.empty(0, np.int32), np.empty(0, np.int64)
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
-def _slice_ids(texts: list[str], vocab: dict[str, int], known: dict[str, list[int]]) -> tuple[np.ndarray, np.ndarray]:
-    """token_ids of some texts, numbering new terms on from `vocab` (first-seen order continues)."""
+def _slices(texts, step: int):
+    """(Arrow string array, {position: raw matches} of texts Arrow cannot hold) per `step` texts."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(texts, pa.ChunkedArray):
+        texts = texts.combine_chunks()
+    if isinstance(texts, pa.Array):
+        col = pc.fill_null(texts.cast(pa.large_string()), "")
+        for i in range(0, len(col), step):
+            yield col.slice(i, step), {}
+        return
+    for i in range(0, len(texts), step):
+        part = [t or "" for t in texts[i : i + step]]
+        try:
+            yield pa.array(part, pa.large_string()), {}
+        except UnicodeEncodeError:
+            slow = _unencodable(part)
+            arr = pa.array([("" if j in slow else t) for j, t in enumerate(part)], pa.large_string())
+            yield arr, {j: _RAW.findall(part[j]) for j in slow}
+
+
+def _slice_ids(arr, slow: dict[int, list[str]]):
+    """(ids, tokens per text) of one slice, in the process-wide numbering."""
     import numpy as np
     import polars as pl
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    n = len(texts)
-    try:
-        arr, slow = pa.array(texts, pa.large_string()), set()
-    except UnicodeEncodeError:
-        slow = _unencodable(texts)
-        arr = pa.array([("" if i in slow else t) for i, t in enumerate(texts)], pa.large_string())
+    n = len(arr)
     found = pl.Series(arr).str.extract_all(_rust_raw()).to_arrow().cast(pa.large_list(pa.large_string()))
     counts = np.diff(found.offsets.to_numpy()).astype(np.int64)
     raws = found.flatten()
     if slow:
-        raws, counts = _splice(raws, counts, {i: _RAW.findall(texts[i]) for i in slow})
+        raws, counts = _splice(raws, counts, slow)
     enc = pc.dictionary_encode(raws)  # distinct raw tokens in first-seen order
     codes = enc.indices.to_numpy(zero_copy_only=False)
-    term_of: list[int] = []
-    term_len: list[int] = []
-    for raw in enc.dictionary.to_pylist():
-        tids = known.get(raw)
-        if tids is None:
-            tids = known[raw] = [vocab.setdefault(t, len(vocab)) for t in _expand(raw)]
-        term_of.extend(tids)
-        term_len.append(len(tids))
-    lens = np.asarray(term_len, dtype=np.int32)
+    distinct = enc.dictionary.to_pylist()
+    known = _NUMBERING.raws
+    terms: list = list(map(known.get, distinct))  # one C-level pass; a raw met before costs no more Python
+    if None in terms:
+        ids, every = _NUMBERING.ids, _NUMBERING.terms
+        for j, raw in enumerate(distinct):
+            if terms[j] is None:
+                got = []
+                for t in _expand(raw):
+                    g = ids.get(t)
+                    if g is None:
+                        g = ids[t] = len(every)
+                        every.append(t)
+                    got.append(g)
+                terms[j] = known[raw] = tuple(got)
+    lens = np.fromiter(map(len, terms), dtype=np.int64, count=len(terms))
+    term_of = np.fromiter(chain.from_iterable(terms), dtype=np.int32, count=int(lens.sum()))
     per = lens[codes]  # terms of each occurrence
-    ids = np.asarray(term_of, dtype=np.int32)[_ranges(np.cumsum(lens, dtype=np.int64)[codes] - per, per)]
+    ids_out = term_of[_ranges(np.cumsum(lens)[codes] - per, per)]
     doc_of = np.repeat(np.arange(n, dtype=np.int32), counts)
-    return ids, np.bincount(doc_of, weights=per, minlength=n).astype(np.int64)
+    return ids_out, np.bincount(doc_of, weights=per, minlength=n).astype(np.int64)
 
 
 def _ranges(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
