@@ -193,6 +193,8 @@ def test_documents_tokenise_as_their_joined_line_and_text():
     texts = [t for t in EDGE if t is None or "\ud800" not in t] + _fixture_texts()[:300]
     lines = [LINES[(i * 7) % len(LINES)] for i in range(len(texts))]  # repeats, as a turn's chunks have
     _assert_documents(lines, texts)
+    again = texts[::3] + texts  # texts repeated too, under other lines and the same ones
+    _assert_documents([LINES[i % len(LINES)] for i in range(len(again))], again)
     _assert_documents([], [])
     _assert_documents(["", ""], ["", "-x"])  # an empty line: the text's own tokens, a dash flag included
     tokens = tokenize.tokenize_many(_joined(lines, texts))

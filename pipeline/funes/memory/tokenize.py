@@ -280,28 +280,45 @@ def document_ids(lines: list[str], texts, step: int = 4096) -> tuple[dict[str, i
     """`token_ids` of the documents ``f"{line}\\n{text}"`` without building them.
 
     No raw token spans a newline (it is neither a word character nor a joiner), so a document's
-    tokens are its line's then its text's. A line repeats over the chunks of a turn or a tool call:
-    each distinct line is tokenised once, and the texts (an Arrow column) go to the regex as they
-    were read. The result is ``token_ids`` of the joined strings, id for id
-    (tests/test_tokenize_fast.py).
+    tokens are its line's then its text's. Lines repeat over the chunks of a turn or a tool call,
+    and texts repeat too (a re-read file, a harness reminder, a session stored twice): each
+    DISTINCT line and text is tokenised once and its tokens gathered for every document, and the
+    texts (an Arrow column) go to the regex as they were read. The result is ``token_ids`` of the
+    joined strings, id for id (tests/test_tokenize_fast.py).
     """
     import numpy as np
 
-    distinct: dict[str, int] = {}
-    code = np.fromiter((distinct.setdefault(c, len(distinct)) for c in lines), dtype=np.int64, count=len(lines))
+    line_code, line_set = _distinct(lines)
+    text_code, text_set = _distinct(texts)
+    if len(text_code) != len(line_code):
+        raise ValueError(f"{len(line_code)} lines for {len(text_code)} texts")
     with _NUMBERING.lock:
         _NUMBERING.bound()
-        line_ids, line_len = _column_ids(list(distinct), step)
-        text_ids, text_len = _column_ids(texts, step)
-        if len(text_len) != len(code):
-            raise ValueError(f"{len(code)} lines for {len(text_len)} texts")
-        per_line, per_text = line_len[code], text_len
-        line_at = (np.cumsum(line_len) - line_len)[code]
-        text_at = len(line_ids) + np.cumsum(per_text) - per_text
+        line_ids, line_len = _column_ids(line_set, step)
+        text_ids, text_len = _column_ids(text_set, step)
+        per_line, per_text = line_len[line_code], text_len[text_code]
+        line_at = (np.cumsum(line_len) - line_len)[line_code]
+        text_at = len(line_ids) + (np.cumsum(text_len) - text_len)[text_code]
         starts = np.stack([line_at, text_at], axis=1).ravel()
         sizes = np.stack([per_line, per_text], axis=1).ravel()
         vocab, ids = _NUMBERING.local(np.concatenate([line_ids, text_ids])[_ranges(starts, sizes)])
     return vocab, ids, per_line + per_text
+
+
+def _distinct(texts):
+    """(code of each text, the distinct texts in first-seen order): a list, or an Arrow array (None = "")."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(texts, pa.ChunkedArray):
+        texts = texts.combine_chunks()
+    if isinstance(texts, pa.Array):
+        enc = pc.dictionary_encode(pc.fill_null(texts.cast(pa.large_string()), ""))
+        return enc.indices.to_numpy(zero_copy_only=False).astype(np.int64), enc.dictionary
+    seen: dict[str, int] = {}
+    code = np.fromiter((seen.setdefault(t or "", len(seen)) for t in texts), dtype=np.int64, count=len(texts))
+    return code, list(seen)
 
 
 class _Numbering:
