@@ -75,10 +75,10 @@ def instrument() -> None:
     _timed(indexes, "refresh", "index")
     if hasattr(tokenize, "token_ids"):  # the column tokeniser (bm25.build_texts), else the per-text one
         _timed(tokenize, "token_ids", "tokenise")
-    if hasattr(tokenize, "document_ids"):  # the refresh's documents: line and text tokenised apart
-        _timed(tokenize, "document_ids", "tokenise")
     else:
         _timed(indexes, "tokenize_many", "tokenise")
+    if hasattr(tokenize, "document_ids"):  # the refresh's documents: line and text tokenised apart
+        _timed(tokenize, "document_ids", "tokenise")
 
 
 def ask(qs: list[dict]) -> dict:
