@@ -34,6 +34,8 @@ EDGE = [
     "tabs\tand\nnewlines\r\nand\x00nulls\x1b[31m ansi",
     "lone \ud800 surrogate text",
     "ＡＢＣ full-width ｆｕｌｌ ー長音",
+    "spaces\u00a0nbsp\u3000ideo\u2028line\x0bvt\x0cff\x1cfs\x1fus \t\t  a.b -\n-x --\r\nflag a/ /b",
+    "x" * 300 + " " + "x" * 300 + " " + "y" * 300 + ".py",  # long pieces, tokenised but not remembered
 ]
 
 
@@ -219,7 +221,7 @@ def test_lines_and_texts_must_pair_up():
 
 
 def test_results_do_not_depend_on_earlier_calls(monkeypatch):
-    # the raw tokens' term ids are shared by every call in a process; no call may see another's
+    # the pieces' term ids are shared by every call in a process; no call may see another's
     a, b = EDGE + _fixture_texts()[:200], _fixture_texts()[200:500]
     fresh = tokenize._Numbering()
     monkeypatch.setattr(tokenize, "_NUMBERING", fresh)
@@ -227,7 +229,7 @@ def test_results_do_not_depend_on_earlier_calls(monkeypatch):
     tokenize.token_ids(a)
     again_b = tokenize.token_ids(b)
     fresh.clear()
-    monkeypatch.setattr(fresh, "MAX_RAWS", 0)  # cleared before every call: the same answers
+    monkeypatch.setattr(fresh, "MAX_PIECES", 0)  # cleared before every call: the same answers
     tokenize.token_ids(a)
     cleared_b = tokenize.token_ids(b)
     for got in (again_b, cleared_b):
