@@ -42,7 +42,8 @@ def worker(memory: Path, out: Path) -> None:
         ds = lance.dataset(str(path), version=v)
         indexes._index_text(ds, man, out, ds.count_rows(), lambda *a: None)
     cpu, wall = time.process_time() - c0, time.perf_counter() - t0
-    print(json.dumps({"cpu": cpu, "wall": wall, "rows": man["chunks"]["rows"], "segments": man["bm25"]}))
+    out = {"cpu": cpu, "wall": wall, "rows": man["chunks"]["rows"], "refreshes": len(versions), "segments": man["bm25"]}
+    print(json.dumps(out))
 
 
 def digest(folder: Path, segments: list[dict]) -> dict[str, str]:
@@ -84,7 +85,8 @@ def main() -> None:
     rows = best["new"]["rows"]
     report = {
         "chunks": rows,
-        "refreshes": len(best["new"]["segments"]),
+        "refreshes": best["new"]["refreshes"],
+        "segments": len(best["new"]["segments"]),
         **{f"{t}_cpu_s": round(best[t]["cpu"], 2) for t in ("old", "new")},
         **{f"{t}_wall_s": round(best[t]["wall"], 2) for t in ("old", "new")},
         "old_cpu_us_per_chunk": round(best["old"]["cpu"] / rows * 1e6, 1),
