@@ -77,6 +77,8 @@ def instrument() -> None:
         _timed(tokenize, "token_ids", "tokenise")
     else:
         _timed(indexes, "tokenize_many", "tokenise")
+    if hasattr(tokenize, "document_ids"):  # the refresh's documents: line and text tokenised apart
+        _timed(tokenize, "document_ids", "tokenise")
 
 
 def ask(qs: list[dict]) -> dict:

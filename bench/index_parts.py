@@ -88,6 +88,8 @@ def main() -> None:
     def cold():
         tokenize._expand.cache_clear()
         tokenize._stem.cache_clear()
+        if hasattr(tokenize, "_NUMBERING"):  # the pieces' term ids, kept across calls since h13t
+            tokenize._NUMBERING.clear()
         if hasattr(bm25.term_hash, "cache_clear"):
             bm25.term_hash.cache_clear()
 

@@ -131,3 +131,16 @@ def test_a_session_id_with_quotes_is_looked_up_verbatim():
     mem.chunks.append(chunk_rows(_turns(sid, 1, [("assistant", "done, see the notes", "text")])))
     indexes.refresh(mem)
     assert _lexical(mem, "zeppelin") == [f"{sid}-t0", f"{sid}-t1"]  # the later row read its turn's request
+
+
+def test_stored_lines_are_what_stored_documents_put_before_each_text():
+    """The refresh tokenises a row's line and text apart (memory/indexes.py); joined, they are its document."""
+    import pyarrow as pa
+
+    from retrieval_support import chunk_rows
+
+    table = pa.table(chunk_rows(FIRST + OTHER + LATER))
+    later = table.slice(1)  # rows whose lines read earlier rows of their session (the request, the call)
+    lines = context.stored_lines(table, later)
+    assert [f"{c}\n{t}" for c, t in zip(lines, later["text"].to_pylist())] == context.stored_documents(table, later)
+    assert any("asked: Plan the zeppelin" in c and "invoice_totals.py" in c for c in lines)

@@ -262,3 +262,46 @@ def test_manifest_records_model_and_rows(funes_home):
     assert man["vectors"]["model"] == mem.manifest()["embedding_model"] and man["vectors"]["dim"] == 16
     assert man["chunks"]["rows"] == 30 and man["chunks"]["version"] == mem.chunks.version()
     assert man["bm25"][0]["start"] == 0 and man["bm25"][0]["end"] == 30
+
+
+def test_facets_code_each_row_as_a_row_by_row_pass_would(tmp_path):
+    """facets.append codes each distinct value once; the files hold what coding every row gives."""
+    import math
+
+    import pyarrow as pa
+
+    from funes.memory import facets
+
+    def table(rows):
+        return pa.table(
+            {k: [r[i] for r in rows] for i, k in enumerate(["session_id", "seq", "block_type", "harness", "ts"])}
+        )
+
+    first = [
+        ("s2", 0, "text", "codex", "2026-01-02T03:04:05Z"),
+        ("s1", 1, None, None, None),
+        ("s2", 2, "tool_use", "codex", ""),
+    ]
+    later = [
+        ("s3", 0, "", "pi", "1700000000000"),
+        ("s1", None, "text", "claude_code", "2026-01-02T03:04:05Z"),
+        ("s3", 1, "tool_result", "pi", "bad"),
+    ]
+    meta = facets.append(tmp_path, 0, {}, table(first))
+    meta = facets.append(tmp_path, len(first), meta, table(later))
+    got = facets.load(tmp_path, len(first) + len(later), meta)
+    rows = first + later
+    sessions = list(dict.fromkeys(r[0] for r in rows))
+    kinds = list(dict.fromkeys(r[2] or "" for r in rows))
+    harnesses = list(dict.fromkeys(r[3] or "" for r in rows))
+    assert facets.read_sessions(tmp_path, meta["sessions"]) == sessions == ["s2", "s1", "s3"]
+    assert meta["block_types"] == kinds and meta["harnesses"] == harnesses
+    assert got.session.tolist() == [sessions.index(r[0]) for r in rows]
+    assert got.seq.tolist() == [r[1] or 0 for r in rows]
+    assert got.block_type.tolist() == [kinds.index(r[2] or "") for r in rows]
+    assert got.harness.tolist() == [harnesses.index(r[3] or "") for r in rows]
+    want = [facets.epoch(r[4]) for r in rows]
+    assert [(math.isnan(a), a if not math.isnan(a) else 0) for a in got.ts.tolist()] == [
+        (math.isnan(b), b if not math.isnan(b) else 0) for b in want
+    ]
+    assert want[3] == 1700000000.0 and math.isnan(want[5])

@@ -34,6 +34,8 @@ EDGE = [
     "tabs\tand\nnewlines\r\nand\x00nulls\x1b[31m ansi",
     "lone \ud800 surrogate text",
     "ＡＢＣ full-width ｆｕｌｌ ー長音",
+    "spaces\u00a0nbsp\u3000ideo\u2028line\x0bvt\x0cff\x1cfs\x1fus \t\t  a.b -\n-x --\r\nflag a/ /b",
+    "x" * 300 + " " + "x" * 300 + " " + "y" * 300 + ".py",  # long pieces, tokenised but not remembered
 ]
 
 
@@ -162,3 +164,75 @@ def test_slices_continue_one_numbering():
         vocab, ids, lengths = tokenize.token_ids(texts, step=step)
         assert list(vocab.items()) == list(whole[0].items())
         assert ids.tolist() == whole[1].tolist() and lengths.tolist() == whole[2].tolist()
+
+
+LINES = [
+    "",
+    "project: funes | asked: why did the parser crash | tool: read …/memory/tokenize.py",
+    "project: funes",
+    "tool: Bash --no-verify-",
+    "project: 日本語 | asked: 漢字の-",
+    "asked: --flag getUserName ENOENT",
+]
+
+
+def _joined(lines, texts):
+    return [f"{c}\n{t or ''}" for c, t in zip(lines, texts)]
+
+
+def _assert_documents(lines, texts) -> None:
+    import pyarrow as pa
+
+    want = tokenize.token_ids(_joined(lines, texts))
+    for given in (texts, pa.array([t or "" for t in texts], pa.string())):
+        vocab, ids, lengths = tokenize.document_ids(lines, given, step=7)
+        assert list(vocab.items()) == list(want[0].items())
+        assert ids.dtype == want[1].dtype and ids.tolist() == want[1].tolist()
+        assert lengths.dtype == want[2].dtype and lengths.tolist() == want[2].tolist()
+
+
+def test_documents_tokenise_as_their_joined_line_and_text():
+    texts = [t for t in EDGE if t is None or "\ud800" not in t] + _fixture_texts()[:300]
+    lines = [LINES[(i * 7) % len(LINES)] for i in range(len(texts))]  # repeats, as a turn's chunks have
+    _assert_documents(lines, texts)
+    again = texts[::3] + texts  # texts repeated too, under other lines and the same ones
+    _assert_documents([LINES[i % len(LINES)] for i in range(len(again))], again)
+    _assert_documents([], [])
+    _assert_documents(["", ""], ["", "-x"])  # an empty line: the text's own tokens, a dash flag included
+    tokens = tokenize.tokenize_many(_joined(lines, texts))
+    seg = bm25.build_documents(lines, texts, 9)
+    ref = bm25.build(tokens, 9)
+    assert list(seg.vocab.items()) == list(ref.vocab.items())
+    for f in ("data", "indices", "indptr", "doclen"):
+        a, b = getattr(seg, f), getattr(ref, f)
+        assert a.dtype == b.dtype and np.array_equal(a, b), f
+
+
+def test_corpus_documents_tokenise_as_joined(corpus):
+    texts = corpus_texts(corpus)[::64]
+    lines = [texts[(i * 31) % len(texts)][:120] for i in range(len(texts))]  # real words, non-ASCII too
+    lines = [" ".join(c.split()) for c in lines]  # a context line is one line
+    _assert_documents(lines, texts)
+
+
+def test_lines_and_texts_must_pair_up():
+    with pytest.raises(ValueError):
+        tokenize.document_ids(["a"], ["x", "y"])
+
+
+def test_results_do_not_depend_on_earlier_calls(monkeypatch):
+    # the pieces' term ids are shared by every call in a process; no call may see another's
+    a, b = EDGE + _fixture_texts()[:200], _fixture_texts()[200:500]
+    fresh = tokenize._Numbering()
+    monkeypatch.setattr(tokenize, "_NUMBERING", fresh)
+    first_b = tokenize.token_ids(b)
+    tokenize.token_ids(a)
+    again_b = tokenize.token_ids(b)
+    fresh.clear()
+    monkeypatch.setattr(fresh, "MAX_PIECES", 0)  # cleared before every call: the same answers
+    tokenize.token_ids(a)
+    cleared_b = tokenize.token_ids(b)
+    for got in (again_b, cleared_b):
+        assert list(got[0].items()) == list(first_b[0].items())
+        assert got[1].tolist() == first_b[1].tolist() and got[2].tolist() == first_b[2].tolist()
+    _assert_exact(b)

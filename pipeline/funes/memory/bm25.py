@@ -91,6 +91,14 @@ def build_texts(texts: list[str], start: int) -> Segment:
     return build_ids(*token_ids(texts), start)
 
 
+def build_documents(lines: list[str], texts, start: int) -> Segment:
+    """`build_texts` of the documents ``f"{line}\\n{text}"`` (memory/contexts.py), without joining them;
+    `texts` may be the Arrow column read from the chunk table."""
+    from funes.memory.tokenize import document_ids
+
+    return build_ids(*document_ids(lines, texts), start)
+
+
 def build_ids(vocab: dict[str, int], ids: np.ndarray, lengths: np.ndarray, start: int) -> Segment:
     """Postings from every token of the documents as a term id, in document order (`lengths` each)."""
     n = len(lengths)
@@ -110,7 +118,6 @@ def merge(segments: list[Segment]) -> Segment:
     """One segment equal to building the adjacent `segments` together (no re-tokenising)."""
     import pyarrow as pa
     import pyarrow.compute as pc
-    from scipy.sparse import coo_matrix
 
     items = [list(s.vocab.items()) for s in segments]
     every = [t for its in items for t, _ in its]
@@ -123,27 +130,44 @@ def merge(segments: list[Segment]) -> Segment:
     except UnicodeEncodeError:  # a term Arrow cannot hold (a lone surrogate): the same numbering in Python
         vocab = {}
         codes = np.fromiter((vocab.setdefault(t, len(vocab)) for t in every), dtype=np.int64, count=len(every))
-    terms, docs, tfs, offset, at = [], [], [], 0, 0
-    for s, its in zip(segments, items):
+    gmaps, at = [], 0
+    for its in items:
         gmap = np.empty(len(its), dtype=np.int64)
         gmap[np.fromiter((tid for _, tid in its), dtype=np.int64, count=len(its))] = codes[at : at + len(its)]
+        gmaps.append(gmap)
         at += len(its)
-        terms.append(np.repeat(gmap, np.diff(np.asarray(s.indptr))))
-        docs.append(np.asarray(s.indices, dtype=np.int64) + offset)
-        tfs.append(np.asarray(s.data))
-        offset += s.n
-    term, doc, tf = np.concatenate(terms), np.concatenate(docs), np.concatenate(tfs)
-    # a counting sort by term: each term's documents come segment by segment, each in order
-    m = coo_matrix((tf.astype(np.float32), (term, doc)), shape=(len(vocab), max(offset, 1))).tocsr()
+    data, indices, indptr = _concat_postings(segments, gmaps, len(vocab))
     doclen = np.concatenate([np.asarray(s.doclen) for s in segments]).astype(np.float32)
-    return Segment(
-        segments[0].start,
-        vocab,
-        m.data.astype(np.float32),
-        m.indices.astype(np.int32),
-        m.indptr.astype(np.int64),
-        doclen,
-    )
+    return Segment(segments[0].start, vocab, data, indices, indptr, doclen)
+
+
+def _concat_postings(segments: list[Segment], gmaps: list[np.ndarray], terms: int):
+    """CSC postings of adjacent segments as one: each term's documents segment by segment, each in
+    order (what a counting sort of all the (term, document) pairs gives), every posting copied once
+    to its place instead of sorted."""
+    sizes = [np.diff(np.asarray(s.indptr)) for s in segments]
+    total = np.zeros(terms, dtype=np.int64)
+    for g, n in zip(gmaps, sizes):
+        total += np.bincount(g, weights=n, minlength=terms).astype(np.int64)
+    indptr = np.zeros(terms + 1, dtype=np.int64)
+    np.cumsum(total, out=indptr[1:])
+    data = np.empty(int(indptr[-1]), dtype=np.float32)
+    indices = np.empty(int(indptr[-1]), dtype=np.int32)
+    filled = indptr[:-1].copy()  # where each term's next segment's postings go
+    offset = 0
+    for s, g, n in zip(segments, gmaps, sizes):
+        src = np.asarray(s.indptr)[:-1]
+        dest = _spread(filled[g] - src, n)
+        data[dest] = np.asarray(s.data)
+        indices[dest] = np.asarray(s.indices) + offset
+        filled[g] += n
+        offset += s.n
+    return data, indices, indptr
+
+
+def _spread(shift: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Position + its term's `shift`, for every posting of a segment (terms' blocks in id order)."""
+    return np.repeat(shift, sizes) + np.arange(int(sizes.sum()), dtype=np.int64)
 
 
 def save(seg: Segment, folder: Path) -> None:

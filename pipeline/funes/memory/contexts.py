@@ -128,6 +128,20 @@ def stored_documents(source, table) -> list[str]:
     return documents(table.to_pylist(), earlier(source, table))
 
 
+def stored_lines(source, table) -> list[str]:
+    """The context line of each stored row: `stored_documents` is each line, a newline, the row's text.
+
+    Only a row that `carries_state` has its text read by `lines`; the others reach it with an empty
+    one, so a refresh never turns the bulk of the texts (tool output) into Python strings."""
+    import pyarrow.compute as pc
+
+    table = padded(table)
+    text = pc.if_else(state_mask(table), table["text"], "")
+    rows = table.set_column(table.schema.get_field_index("text"), "text", text).to_pylist()
+    before = earlier(source, table)
+    return lines([*before, *rows])[len(before) :]
+
+
 def earlier(source, table) -> list[dict]:
     """The rows of `source` in the sessions of `table` that a context line reads (`carries_state`).
 

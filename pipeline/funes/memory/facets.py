@@ -129,12 +129,18 @@ def append(folder: Path, rows: int, meta: dict, table) -> dict:
             new_sessions.append(s)
         return c
 
+    # each column's distinct values (first-seen order, as a row-by-row pass meets them) are coded
+    # once and the codes gathered per row: a turn's chunks share their session, kind and time
+    sessions, at = _distinct(table["session_id"])
+    kinds, kind_at = _distinct(table["block_type"])
+    harnesses, harness_at = _distinct(table["harness"])
+    stamps, ts_at = _distinct(table["ts"])
     cols: dict[str, np.ndarray] = {
-        "session": np.fromiter((code_session(s) for s in table["session_id"].to_pylist()), np.int32, table.num_rows),
+        "session": np.fromiter(map(code_session, sessions), np.int32, len(sessions))[at],
         "seq": np.asarray(table["seq"].fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64),
-        "block_type": _codes(table["block_type"].to_pylist(), meta["block_types"]),
-        "harness": _codes(table["harness"].to_pylist(), meta["harnesses"]),
-        "ts": np.fromiter((epoch(t) for t in table["ts"].to_pylist()), np.float64, table.num_rows),
+        "block_type": _codes(kinds, meta["block_types"])[kind_at],
+        "harness": _codes(harnesses, meta["harnesses"])[harness_at],
+        "ts": np.fromiter(map(epoch, stamps), np.float64, len(stamps))[ts_at],
     }
     for name, dtype in FIELDS.items():
         _append_bin(folder / f"{name}.bin", rows * np.dtype(dtype).itemsize, cols[name].astype(dtype))
@@ -143,6 +149,17 @@ def append(folder: Path, rows: int, meta: dict, table) -> dict:
     meta["sessions"] += len(new_sessions)
     meta["sessions_bytes"] += len(blob)
     return meta
+
+
+def _distinct(column) -> tuple[list, np.ndarray]:
+    """(distinct values in first-seen order, None included; each row's place among them)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    enc = pc.dictionary_encode(column, null_encoding="encode")
+    return enc.dictionary.to_pylist(), enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
 
 
 def _codes(values: list, vocab: list[str]) -> np.ndarray:

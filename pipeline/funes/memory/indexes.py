@@ -281,8 +281,8 @@ def _index_text(chunks, man: dict, folder: Path, n: int, say) -> int:
         say(f"indexing text rows {lo}-{hi} of {n}", True)
         table = _read(chunks, DOC_COLUMNS, lo, hi)
         man["facets"] = facets.append(fdir, lo, man["facets"], table)
-        docs = contexts.stored_documents(chunks, table)
-        seg = bm25.build_texts(docs, lo)
+        # a document is its context line + its text (contexts.stored_documents), tokenised apart
+        seg = bm25.build_documents(contexts.stored_lines(chunks, table), table["text"], lo)
         name = _next_name(man, "bm25")
         bm25.save(seg, folder / name)
         man["bm25"].append({"dir": name, "start": lo, "end": hi, "tokens": int(np.sum(seg.doclen, dtype=np.float64))})

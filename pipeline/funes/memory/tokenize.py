@@ -36,6 +36,7 @@ _CAMEL = re.compile(r"[a-z][A-Z]|[A-Z][A-Z][a-z]")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 MAX_WHOLE = 64
 MAX_PART = 32
+MAX_KEPT = 256  # longest whitespace-free piece whose term ids the index remembers (token_ids)
 
 STOPWORDS = frozenset(
     # Lucene's English list (bm25s STOPWORDS_EN) minus "no"/"not", plus question and pronoun words
@@ -259,56 +260,178 @@ def _stem(word: str) -> str:
 def token_ids(texts, step: int = 4096) -> tuple[dict[str, int], np.ndarray, np.ndarray]:
     """Every token of `texts` as an id: (vocabulary in first-seen order, ids in order, tokens per text).
 
-    Exactly ``tokenize_many(texts)`` flattened (tests/test_tokenize_fast.py), ~2.5x cheaper
-    (bench/index_parts.py): tokenize is the raw matches of ``_RAW``, each expanded by
-    ``_expand``; here the matching is done by polars' Rust regex over a column of texts with
-    ``\\w`` spelled as the code points Python's ``\\w`` matches (the two engines' own Unicode
-    classes differ), each DISTINCT raw token is expanded once, and its terms are gathered for
-    every occurrence with numpy instead of a Python list per text. A text Arrow cannot hold (a
-    lone surrogate) is matched by ``re``. `step` texts at a time bound the arrays of raw tokens.
+    Exactly ``tokenize_many(texts)`` flattened (tests/test_tokenize_fast.py), and much cheaper
+    (bench/refresh_parts.py): no raw token spans whitespace (it is neither a word character nor
+    a joiner), so a text's tokens are those of its whitespace-separated pieces in order. Arrow
+    splits the column into pieces, each DISTINCT piece is tokenised once by the reference
+    `tokenize` (and remembered across calls), and its term ids are gathered for every occurrence
+    with numpy instead of a Python list per text. A slice holding a text Arrow cannot hold (a lone
+    surrogate) is tokenised text by text. `step` texts at a time bound the arrays of pieces.
+    `texts` is a list (None reads as "") or an Arrow string array (its texts never become Python
+    strings).
+    """
+    with _NUMBERING.lock:
+        _NUMBERING.bound()
+        ids, lengths = _column_ids(texts, step)
+        vocab, ids = _NUMBERING.local(ids)
+    return vocab, ids, lengths
+
+
+def document_ids(lines: list[str], texts, step: int = 4096) -> tuple[dict[str, int], np.ndarray, np.ndarray]:
+    """`token_ids` of the documents ``f"{line}\\n{text}"`` without building them.
+
+    No raw token spans a newline (it is neither a word character nor a joiner), so a document's
+    tokens are its line's then its text's. Lines repeat over the chunks of a turn or a tool call,
+    and texts repeat too (a re-read file, a harness reminder, a session stored twice): each
+    DISTINCT line and text is tokenised once and its tokens gathered for every document, and the
+    texts (an Arrow column) go to the regex as they were read. The result is ``token_ids`` of the
+    joined strings, id for id (tests/test_tokenize_fast.py).
     """
     import numpy as np
 
-    texts = [t or "" for t in texts]
-    vocab: dict[str, int] = {}
-    known: dict[str, list[int]] = {}  # raw token -> its term ids, across the slices
-    parts = [_slice_ids(texts[i : i + step], vocab, known) for i in range(0, len(texts), step)]
-    if not parts:
-        return vocab, np.empty(0, np.int32), np.empty(0, np.int64)
-    return vocab, np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+    line_code, line_set = _distinct(lines)
+    text_code, text_set = _distinct(texts)
+    if len(text_code) != len(line_code):
+        raise ValueError(f"{len(line_code)} lines for {len(text_code)} texts")
+    with _NUMBERING.lock:
+        _NUMBERING.bound()
+        line_ids, line_len = _column_ids(line_set, step)
+        text_ids, text_len = _column_ids(text_set, step)
+        per_line, per_text = line_len[line_code], text_len[text_code]
+        line_at = (np.cumsum(line_len) - line_len)[line_code]
+        text_at = len(line_ids) + (np.cumsum(text_len) - text_len)[text_code]
+        starts = np.stack([line_at, text_at], axis=1).ravel()
+        sizes = np.stack([per_line, per_text], axis=1).ravel()
+        vocab, ids = _NUMBERING.local(np.concatenate([line_ids, text_ids])[_ranges(starts, sizes)])
+    return vocab, ids, per_line + per_text
 
 
-def _slice_ids(texts: list[str], vocab: dict[str, int], known: dict[str, list[int]]) -> tuple[np.ndarray, np.ndarray]:
-    """token_ids of some texts, numbering new terms on from `vocab` (first-seen order continues)."""
+def _distinct(texts):
+    """(code of each text, the distinct texts in first-seen order): a list, or an Arrow array (None = "")."""
     import numpy as np
-    import polars as pl
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if isinstance(texts, pa.ChunkedArray):
+        texts = texts.combine_chunks()
+    if isinstance(texts, pa.Array):
+        enc = pc.dictionary_encode(pc.fill_null(texts.cast(pa.large_string()), ""))
+        return enc.indices.to_numpy(zero_copy_only=False).astype(np.int64), enc.dictionary
+    seen: dict[str, int] = {}
+    code = np.fromiter((seen.setdefault(t or "", len(seen)) for t in texts), dtype=np.int64, count=len(texts))
+    return code, list(seen)
+
+
+class _Numbering:
+    """Term ids shared by every call in this process, and each whitespace-free piece's ids.
+
+    A refresh's batches and a run's refreshes meet mostly pieces met before; tokenising and
+    numbering each one again per call was most of a batch's cost. A call's result is renumbered
+    to its own first-seen order (`local`), so nothing outside sees these ids. Cleared between
+    calls past `MAX_PIECES` (the memory of a long-lived server stays bounded).
+    """
+
+    MAX_PIECES = 1 << 19
+
+    def __init__(self) -> None:
+        import threading
+
+        self.lock = threading.Lock()
+        self.clear()
+
+    def clear(self) -> None:
+        self.ids: dict[str, int] = {}
+        self.terms: list[str] = []
+        self.pieces: dict[str, tuple[int, ...]] = {}
+
+    def bound(self) -> None:
+        if len(self.pieces) > self.MAX_PIECES:
+            self.clear()
+
+    def of(self, text: str) -> tuple[int, ...]:
+        """The term ids of `tokenize(text)`, new terms numbered on."""
+        ids, every = self.ids, self.terms
+        out = []
+        for t in tokenize(text):
+            g = ids.get(t)
+            if g is None:
+                g = ids[t] = len(every)
+                every.append(t)
+            out.append(g)
+        return tuple(out)
+
+    def local(self, ids: np.ndarray) -> tuple[dict[str, int], np.ndarray]:
+        """(vocabulary, ids) numbered by first place in `ids`, as one call's own numbering would be."""
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        enc = pc.dictionary_encode(pa.array(ids, pa.int32()))  # distinct ids in first-seen order
+        terms = self.terms
+        order = enc.dictionary.to_numpy(zero_copy_only=False).tolist()
+        return {terms[g]: i for i, g in enumerate(order)}, enc.indices.to_numpy(zero_copy_only=False).astype(np.int32)
+
+
+_NUMBERING = _Numbering()
+
+
+def _column_ids(texts, step: int):
+    """(ids, tokens per text) of `texts` a slice at a time, in the process-wide numbering."""
+    import numpy as np
+
+    parts = [_slice_ids(part) for part in _slices(texts, step)]
+    if not parts:
+        return np.empty(0, np.int32), np.empty(0, np.int64)
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+
+def _slices(texts, step: int):
+    """Per `step` texts: an Arrow string array, or a list when one of them Arrow cannot hold."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(texts, pa.ChunkedArray):
+        texts = texts.combine_chunks()
+    if isinstance(texts, pa.Array):
+        col = pc.fill_null(texts.cast(pa.large_string()), "")
+        for i in range(0, len(col), step):
+            yield col.slice(i, step)
+        return
+    for i in range(0, len(texts), step):
+        part = [t or "" for t in texts[i : i + step]]
+        try:
+            yield pa.array(part, pa.large_string())
+        except UnicodeEncodeError:  # a lone surrogate
+            yield part
+
+
+def _slice_ids(texts) -> tuple[np.ndarray, np.ndarray]:
+    """(ids, tokens per text) of one slice, in the process-wide numbering."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    if isinstance(texts, list):  # the rare slice Arrow cannot hold: text by text
+        runs = [_NUMBERING.of(t) for t in texts]
+        lens = np.fromiter(map(len, runs), dtype=np.int64, count=len(runs))
+        return np.fromiter(chain.from_iterable(runs), dtype=np.int32, count=int(lens.sum())), lens
     n = len(texts)
-    try:
-        arr, slow = pa.array(texts, pa.large_string()), set()
-    except UnicodeEncodeError:
-        slow = _unencodable(texts)
-        arr = pa.array([("" if i in slow else t) for i, t in enumerate(texts)], pa.large_string())
-    found = pl.Series(arr).str.extract_all(_rust_raw()).to_arrow().cast(pa.large_list(pa.large_string()))
-    counts = np.diff(found.offsets.to_numpy()).astype(np.int64)
-    raws = found.flatten()
-    if slow:
-        raws, counts = _splice(raws, counts, {i: _RAW.findall(texts[i]) for i in slow})
-    enc = pc.dictionary_encode(raws)  # distinct raw tokens in first-seen order
+    split = pc.ascii_split_whitespace(texts)
+    counts = np.diff(split.offsets.to_numpy()).astype(np.int64)  # pieces per text
+    enc = pc.dictionary_encode(split.flatten())  # distinct pieces in first-seen order
     codes = enc.indices.to_numpy(zero_copy_only=False)
-    term_of: list[int] = []
-    term_len: list[int] = []
-    for raw in enc.dictionary.to_pylist():
-        tids = known.get(raw)
-        if tids is None:
-            tids = known[raw] = [vocab.setdefault(t, len(vocab)) for t in _expand(raw)]
-        term_of.extend(tids)
-        term_len.append(len(tids))
-    lens = np.asarray(term_len, dtype=np.int32)
-    per = lens[codes]  # terms of each occurrence
-    ids = np.asarray(term_of, dtype=np.int32)[_ranges(np.cumsum(lens, dtype=np.int64)[codes] - per, per)]
+    distinct = enc.dictionary.to_pylist()
+    known = _NUMBERING.pieces
+    terms: list = list(map(known.get, distinct))  # one C-level pass; a piece met before costs no more Python
+    if None in terms:
+        for j, piece in enumerate(distinct):
+            if terms[j] is None:
+                terms[j] = _NUMBERING.of(piece)
+                if len(piece) <= MAX_KEPT:  # a blob (base64, minified code) is seldom met twice
+                    known[piece] = terms[j]
+    lens = np.fromiter(map(len, terms), dtype=np.int64, count=len(terms))
+    term_of = np.fromiter(chain.from_iterable(terms), dtype=np.int32, count=int(lens.sum()))
+    per = lens[codes]  # terms of each piece occurrence
+    ids = term_of[_ranges(np.cumsum(lens)[codes] - per, per)]
     doc_of = np.repeat(np.arange(n, dtype=np.int32), counts)
     return ids, np.bincount(doc_of, weights=per, minlength=n).astype(np.int64)
 
@@ -320,45 +443,3 @@ def _ranges(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     total = int(sizes.sum(dtype=np.int64))
     out_start = np.cumsum(sizes, dtype=np.int64) - sizes
     return np.repeat(starts - out_start, sizes) + np.arange(total, dtype=np.int64)
-
-
-def _unencodable(texts: list[str]) -> set[int]:
-    out = set()
-    for i, t in enumerate(texts):
-        try:
-            t.encode("utf-8")
-        except UnicodeEncodeError:
-            out.add(i)
-    return out
-
-
-def _splice(raws, counts: np.ndarray, extra: dict[int, list[str]]):
-    """`raws` (matches per text, `counts` each) with the matches of the texts in `extra` put in."""
-    import numpy as np
-    import pyarrow as pa
-
-    idx = np.fromiter(extra, dtype=np.int64, count=len(extra))
-    add = np.zeros_like(counts)
-    add[idx] = [len(extra[i]) for i in idx]
-    values = pa.concat_arrays([raws, pa.array([r for i in idx for r in extra[int(i)]], pa.large_string())])
-    # source position of each text's matches: `raws` for the others, the appended block for these
-    src = np.cumsum(counts) - counts
-    src[idx] = len(raws) + np.cumsum(add[idx]) - add[idx]
-    total = counts + add
-    return values.take(pa.array(_ranges(src, total))), total
-
-
-@lru_cache(maxsize=1)
-def _rust_raw() -> str:
-    """``_RAW`` for the Rust regex engine, ``\\w`` as the ranges of code points ``re`` matches."""
-    import numpy as np
-
-    cps = np.arange(0x110000, dtype=np.uint32)
-    cps[0xD800:0xE000] = 0x20  # surrogates cannot be decoded; none is a word character
-    every = cps.tobytes().decode("utf-32-le")
-    ranges = "".join(
-        f"\\x{{{m.start():x}}}" + (f"-\\x{{{m.end() - 1:x}}}" if m.end() - 1 > m.start() else "")
-        for m in re.finditer(r"\w+", every)
-    )
-    word = f"[{ranges}]"
-    return rf"-{{0,2}}{word}+(?:{_JOIN}{word}+)*"
