@@ -17,7 +17,7 @@ from funes.traces.frame import (
     Turn,
     backfill_tool_names,
     blank,
-    build_table,
+    build_rows,
     compact_json,
     flatten,
     munge_workdir,
@@ -38,7 +38,7 @@ def read(unit: Unit) -> Parsed:
     records, skipped = read_records(unit.path)
     turns = [t for t in (record_turn(r) for r in records) if t is not None]
     backfill_tool_names(turns)
-    frame = build_table(unit.path.stem, workdir(records, unit.path), turns, str(unit.path), HARNESS)
+    frame = build_rows(unit.path.stem, workdir(records, unit.path), turns, str(unit.path), HARNESS)
     return parsed(frame, skipped)
 
 

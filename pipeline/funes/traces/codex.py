@@ -21,7 +21,7 @@ from funes.traces.frame import (
     Turn,
     backfill_tool_names,
     blank,
-    build_table,
+    build_rows,
     compact_json,
     munge_workdir,
     parsed,
@@ -52,7 +52,7 @@ def read(unit: Unit) -> Parsed:
             turns.append(turn)
     backfill_tool_names(turns)
     wd = munge_workdir(meta.get("cwd")) or env_workdir(records) or fallback_workdir(unit.path)
-    return parsed(build_table(session_id, wd, turns, str(unit.path), HARNESS), skipped)
+    return parsed(build_rows(session_id, wd, turns, str(unit.path), HARNESS), skipped)
 
 
 def session_meta(records: list[dict]) -> dict:

@@ -19,7 +19,7 @@ from funes.traces.frame import (
     Turn,
     backfill_tool_names,
     blank,
-    build_table,
+    build_rows,
     compact_json,
     flatten,
     munge_workdir,
@@ -41,7 +41,7 @@ def read(unit: Unit) -> Parsed:
     turns = [t for t in (entry_turn(r) for r in records) if t is not None]
     link_linear(turns, unit.path.stem)
     backfill_tool_names(turns)  # toolResult names are inline; this only fills the rare gap
-    frame = build_table(unit.path.stem, workdir(records, unit.path), turns, str(unit.path), HARNESS)
+    frame = build_rows(unit.path.stem, workdir(records, unit.path), turns, str(unit.path), HARNESS)
     return parsed(frame, skipped)
 
 

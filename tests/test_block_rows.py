@@ -1,0 +1,115 @@
+"""The indexer's block rows as column lists, and the chunk stages without datasets.map, give
+exactly the rows of the Arrow path and of the datasets pipeline they replaced (bench/README.md
+"## Day zero"): the tier select, `command`, `repo`, the unit tallies, the chunk rows, the
+redactions counted."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from funes.commands import prepare
+from funes.ingest import blocks, run, stages
+from funes.traces import source
+
+FIXTURES = Path(__file__).parent / "fixtures"
+TIERS = [("text",), ("text", "tool_use", "tool_result"), ("tool_use", "tool_result"), ("tool_result",)]
+
+
+def _units(root: Path) -> list:
+    out = []
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and p.name != "MANIFEST.md"):
+        for src in source.resolve(path):
+            out += [(src, u) for u in src.units()]
+    return out
+
+
+def _arrow_path(src, unit, tiers, thinking: bool):
+    """What the indexer did before: the unit as one Arrow table, select in Arrow."""
+    try:
+        parsed = src.read(unit)
+    except Exception:
+        return None
+    return blocks.arrow_blocks(parsed.table, unit, tiers, thinking)
+
+
+def _check(units: list, tier_sets=TIERS) -> int:
+    listed = 0
+    for tiers in tier_sets:
+        for thinking in (True, False):
+            fast, slow = [], []
+            for src, unit in units:
+                got, _ = prepare.read_unit(src, unit, tiers, thinking)
+                ref = _arrow_path(src, unit, tiers, thinking)
+                assert (got is None) == (ref is None), unit.key
+                if got is None:
+                    continue
+                listed += isinstance(got, blocks.Blocks)
+                assert blocks.concat([got]).equals(ref, check_metadata=True), (unit.key, tiers, thinking)
+                fast.append(got)
+                slow.append(ref)
+            if fast:
+                joined = pa.concat_tables(slow).combine_chunks()
+                assert blocks.concat(fast).equals(joined, check_metadata=True), (tiers, thinking)
+                # a flush mixing list rows and Arrow rows (a parquet unit beside transcripts)
+                mixed = [b if i % 2 else (b.table() if isinstance(b, blocks.Blocks) else b) for i, b in enumerate(fast)]
+                assert blocks.concat(mixed).equals(joined, check_metadata=True)
+    return listed
+
+
+def test_list_rows_equal_the_arrow_rows_on_the_fixtures():
+    units = [p for agent in ("claude", "codex", "pi", "parquet", "hermes") for p in _units(FIXTURES / agent)]
+    assert _check(units) > 0  # the list path ran, not only the Arrow one
+
+
+def test_list_rows_equal_the_arrow_rows_on_the_corpus(corpus):
+    units = _units(corpus)
+    # a third of the files, the text pass and the tool pass: ~4 s
+    assert _check(units[::3], [TIERS[0], TIERS[2]]) > 0
+
+
+def test_tallies_are_those_of_the_arrow_rows():
+    for src, unit in _units(FIXTURES / "claude") + _units(FIXTURES / "codex"):
+        _, info = prepare.read_unit(src, unit, ("text",), True)
+        table = src.read(unit).table
+        if not table.num_rows:
+            assert info.harness is None and not info.sessions
+            continue
+        sessions = table["session_id"].to_pylist()
+        assert info.harness == table["harness"][0].as_py()
+        assert info.sessions == list(dict.fromkeys(sessions))
+        assert info.turns == len(set(zip(sessions, table["turn_uuid"].to_pylist())))
+
+
+def _datasets_chunk_blocks(table: pa.Table, redact, clean_batch: int) -> tuple[pa.Table, Counter]:
+    """run.chunk_blocks as it was: two datasets.map stages."""
+    ds = run._dataset(table)
+    ds = run._map(ds, lambda b: stages.clean(b, redact), "clean", clean_batch)
+    removed = Counter(k for ks in ds.data.table["redactions"].to_pylist() for k in ks)
+    ds = run._map(ds, stages.split, "split", 512, drop=True)
+    return ds.data.table.cast(stages.schema.arrow_schema("chunks")), removed
+
+
+def _batchwise(texts, commands):
+    """A redactor whose output depends on its whole batch (as the scanner's lowering mode can)."""
+    mark = f"<{len(texts)}>"
+    out = [t.replace("e", mark) if "the" in t else t for t in texts]
+    return out, [["kind-a"] * t.count("the") if "the" in t else [] for t in texts]
+
+
+@pytest.mark.parametrize("batch", [run.CLEAN_BATCH, 7])
+def test_chunk_rows_equal_the_datasets_pipeline(monkeypatch, batch):
+    units = _units(FIXTURES / "claude") + _units(FIXTURES / "codex") + _units(FIXTURES / "pi")
+    got = [prepare.read_unit(s, u, ("text", "tool_use", "tool_result"), True)[0] for s, u in units]
+    table = blocks.concat([b for b in got if b is not None])
+    assert table.num_rows > 2 * 7
+    ref = _datasets_chunk_blocks(table, _batchwise, batch)
+    monkeypatch.setattr(run, "CLEAN_BATCH", batch)
+    chunks, removed = run.chunk_blocks(table, _batchwise)
+    assert chunks.equals(ref[0], check_metadata=True)
+    assert removed == ref[1] and removed
+    empty, none = run.chunk_blocks(table.slice(0, 0), _batchwise)
+    assert empty.num_rows == 0 and empty.schema == chunks.schema and not none
