@@ -113,3 +113,64 @@ def test_chunk_rows_equal_the_datasets_pipeline(monkeypatch, batch):
     assert removed == ref[1] and removed
     empty, none = run.chunk_blocks(table.slice(0, 0), _batchwise)
     assert empty.num_rows == 0 and empty.schema == chunks.schema and not none
+
+
+def _cwd_files(tmp_path: Path) -> list[Path]:
+    """Transcripts whose cwd line is hard to find: named only in a string, two objects on the
+    line, CRLF, no final newline, invalid UTF-8, a payload cwd, none at all."""
+    bodies = [
+        b'{"type":"user","text":"my \\"cwd\\" is elsewhere"}\n{"type":"user","cwd":"/srv/real"}\n',
+        b'{"cwd":"/a"}{"cwd":"/b"}\n{"cwd":"/c"}\n',
+        b'{"x":1}\r\n{"cwd":"/crlf"}\r\n',
+        b'{"cwd":"/no/newline"}',
+        b'{"cwd":"/bad\xff\xfebytes"}\n',
+        b'{"type":"session_meta","payload":{"cwd":"/payload"}}\n',
+        b'{"cwd":7}\n{"payload":{"cwd":"/second"}}\n',
+        b'{"type":"user"}\n',
+        b"",
+    ]
+    paths = []
+    for i, body in enumerate(bodies):
+        p = tmp_path / f"c{i}.jsonl"
+        p.write_bytes(body)
+        paths.append(p)
+    return paths
+
+
+def test_the_cwd_from_bytes_read_is_the_cwd_from_the_file(tmp_path):
+    from funes.traces import repo
+
+    files = _cwd_files(tmp_path) + sorted(FIXTURES.rglob("*.jsonl"))
+    found = [repo.cwd_of_transcript(p) for p in files]
+    assert found[:7] == ["/srv/real", "/c", "/crlf", "/no/newline", "/bad\ufffd\ufffdbytes", "/payload", "/second"]
+    assert [repo.cwd_of_transcript(p, p.read_bytes()) for p in files] == found
+
+
+def test_the_cwd_from_bytes_read_on_the_corpus(corpus):
+    from funes.traces import repo
+
+    for p in sorted(corpus.rglob("*.jsonl")):
+        assert repo.cwd_of_transcript(p, p.read_bytes()) == repo.cwd_of_transcript(p), p.name
+
+
+def test_a_transcript_in_a_git_checkout_gets_its_repo(tmp_path):
+    import json
+    import subprocess
+
+    from transcripts import claude_record
+
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    git = ["git", "-C", str(checkout)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "remote", "add", "origin", "git@github.com:acme/widgets.git"], check=True)
+    path = tmp_path / "projects" / "p" / "s1.jsonl"
+    path.parent.mkdir(parents=True)
+    lines = [claude_record("s1", i, f"turn {i}", cwd=str(checkout)) for i in range(4)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    [src] = source.resolve(path)
+    [unit] = src.units()
+    got, _ = prepare.read_unit(src, unit, ("text",), True)
+    assert isinstance(got, blocks.Blocks)
+    assert set(got.columns["repo"]) == {"acme/widgets"}
+    assert blocks.concat([got]).equals(_arrow_path(src, unit, ("text",), True), check_metadata=True)

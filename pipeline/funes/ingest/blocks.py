@@ -52,7 +52,13 @@ def arrow_blocks(table: pa.Table, unit: Unit, tiers, include_thinking: bool) -> 
 def row_blocks(rows: Rows, unit: Unit, tiers, include_thinking: bool) -> Blocks:
     """`arrow_blocks` of a unit's rows still as lists: the same rows, not yet Arrow."""
     n = len(rows)
-    cols = {**rows.columns, "repo": [repos.repo_for_unit(unit) if n else ""] * n}
+    if not n:
+        repo = ""
+    elif rows.source is not None:  # a transcript file: its cwd line is in the bytes already read
+        repo = repos.repo_of_cwd(repos.cwd_of_transcript(unit.path, rows.source))
+    else:
+        repo = repos.repo_for_unit(unit)
+    cols = {**rows.columns, "repo": [repo] * n}
     return Blocks(stages.select_lists(cols, set(tiers), include_thinking))
 
 

@@ -172,6 +172,7 @@ class Rows:
     "## Day zero")."""
 
     columns: dict[str, list]
+    source: bytes | None = None  # the transcript's bytes, so its repo is found without reading it again
 
     def __len__(self) -> int:
         return len(self.columns["session_id"])
@@ -180,9 +181,11 @@ class Rows:
         return pa.Table.from_pydict(self.columns, schema=turns_schema())
 
 
-def build_rows(session_id: str, workdir: str, turns: list[Turn], source_path: str, harness: str) -> Rows:
-    """The rows of `build_frame` as `Rows` (what the indexer reads)."""
-    return Rows(_columns(session_id, workdir, turns, source_path, harness))
+def build_rows(
+    session_id: str, workdir: str, turns: list[Turn], source_path: str, harness: str, source: bytes | None = None
+) -> Rows:
+    """The rows of `build_frame` as `Rows` (what the indexer reads); `source`: the file's bytes."""
+    return Rows(_columns(session_id, workdir, turns, source_path, harness), source)
 
 
 @cache

@@ -74,7 +74,11 @@ def _decode_counting(raw: bytes, skipped: Counter) -> str:
 
 def read_records(path: Path) -> tuple[list[dict], Counter]:
     """Every JSON object in a JSONL file, in order, and the count of what could not be kept whole."""
-    data = read_bytes(path)
+    return records_of(read_bytes(path))
+
+
+def records_of(data: bytes) -> tuple[list[dict], Counter]:
+    """`read_records` of a file's bytes already read."""
     skipped: Counter = Counter()
     if not data.strip():
         skipped[EMPTY_FILE] += 1
