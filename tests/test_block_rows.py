@@ -174,3 +174,58 @@ def test_a_transcript_in_a_git_checkout_gets_its_repo(tmp_path):
     assert isinstance(got, blocks.Blocks)
     assert set(got.columns["repo"]) == {"acme/widgets"}
     assert blocks.concat([got]).equals(_arrow_path(src, unit, ("text",), True), check_metadata=True)
+
+
+def _split_before(batch: pa.Table) -> pa.Table:
+    """stages.split as it was (c49450b): a render, a split and an id call per block, one take of every column."""
+    from funes.ingest import chunk
+
+    out = stages.schema.arrow_schema("chunks")
+    cols = {
+        c: batch[c].to_pylist() for c in ("block_type", "text", "tool_name", "session_id", "turn_uuid", "block_idx")
+    }
+    ids, texts, split_idx, owner = [], [], [], []
+    coords = zip(cols["session_id"], cols["turn_uuid"], cols["block_idx"])
+    for i, (kind, text, tool, (sid, turn, block)) in enumerate(
+        zip(cols["block_type"], cols["text"], cols["tool_name"], coords)
+    ):
+        pieces = chunk.split(chunk.render(kind, text, tool))
+        for j, piece in enumerate(pieces):
+            ids.append(chunk.chunk_id(sid, turn, block, j))
+            texts.append(piece)
+            split_idx.append(j)
+        owner.extend([i] * len(pieces))
+    rows = batch.take(pa.array(owner, pa.int64()))
+    own = {"id": ids, "text": texts, "split_idx": split_idx}
+    arrays = [
+        pa.array(own[f.name], f.type) if f.name in own else rows[f.name].cast(f.type).combine_chunks() for f in out
+    ]
+    return pa.Table.from_arrays(arrays, schema=out)
+
+
+def test_split_rows_equal_the_split_before():
+    units = _units(FIXTURES / "claude") + _units(FIXTURES / "codex") + _units(FIXTURES / "pi")
+    got = [prepare.read_unit(s, u, ("text", "tool_use", "tool_result"), True)[0] for s, u in units]
+    table = blocks.concat([b for b in got if b is not None])
+    word = "w" * 1199
+    edge = [
+        "",
+        " \u2003\n",
+        "x" * 1200,
+        "x" * 1201,
+        " " + "y" * 1200 + " ",
+        "z" * 5000,
+        (word + " ") * 4,
+        ("line\n" * 700),
+        "\u3000lead and trail\u3000",
+        "\u00e9t\u00e9 \U0001f600 " * 300,
+    ]
+    n = table.num_rows
+    rows = table.take(pa.array([i % n for i in range(len(edge) * 3)], pa.int64())).to_pylist()
+    kinds = ["text", "tool_use", "tool_result"]
+    for k, r in enumerate(rows):
+        r.update(text=edge[k % len(edge)], block_type=kinds[k // len(edge)], tool_name=None if k % 2 else "bash")
+        r["turn_uuid"] = f"t\u00e9{k}"
+    table = pa.concat_tables([table, pa.Table.from_pylist(rows, schema=table.schema)])
+    cleaned = stages.clean(table, lambda t, c: (t, [[] for _ in t]))
+    assert stages.split(cleaned).equals(_split_before(cleaned), check_metadata=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pyarrow as pa
 
 from funes import schema, vocab
@@ -93,26 +95,28 @@ def _commands(batch: pa.Table) -> list[str | None]:
 def split(batch: pa.Table) -> pa.Table:
     """Render each block, split it into <=1200-char pieces, and give each piece its coordinate id."""
     out = schema.arrow_schema("chunks")
-    cols = {
-        c: batch[c].to_pylist() for c in ("block_type", "text", "tool_name", "session_id", "turn_uuid", "block_idx")
-    }
+    cols = [batch[c].to_pylist() for c in ("block_type", "text", "tool_name", "session_id", "turn_uuid", "block_idx")]
     ids: list[str] = []
     texts: list[str] = []
     split_idx: list[int] = []
     owner: list[int] = []  # the block each piece comes from
-    coords = zip(cols["session_id"], cols["turn_uuid"], cols["block_idx"])
-    for i, (kind, text, tool, (sid, turn, block)) in enumerate(
-        zip(cols["block_type"], cols["text"], cols["tool_name"], coords)
-    ):
-        pieces = chunk.split(chunk.render(kind, text, tool))
+    sha1, tools, ws, most = hashlib.sha1, ("tool_use", "tool_result"), chunk._WS, chunk.MAX_CHARS
+    # `chunk.render`, `chunk.split` and `chunk.chunk_id` inlined for the usual block, one piece of
+    # prose: per-block calls were most of this stage
+    for i, (kind, text, tool, sid, turn, block) in enumerate(zip(*cols)):
+        whole = (chunk.render(kind, text, tool) if kind in tools else text).strip(ws)
+        if not whole:
+            continue
+        pieces = [whole] if len(whole) <= most else chunk.split(whole)
         for j, piece in enumerate(pieces):
-            ids.append(chunk.chunk_id(sid, turn, block, j))
+            ids.append(sha1(f"{sid}:{turn}:{block}:{j}".encode("utf-8", "surrogatepass")).hexdigest()[:16])
             texts.append(piece)
             split_idx.append(j)
-        owner.extend([i] * len(pieces))
-    # every chunk column but the three a piece gets of its own is the block's: one take, not a copy per piece
-    rows = batch.take(pa.array(owner, pa.int64()))
+            owner.append(i)
+    # every chunk column but the three a piece gets of its own is the block's: one take, not a copy
+    # per piece, of those columns only (the block texts and commands are most of the bytes)
     own = {"id": ids, "text": texts, "split_idx": split_idx}
+    rows = batch.select([f.name for f in out if f.name not in own]).take(pa.array(owner, pa.int64()))
     arrays = [
         pa.array(own[f.name], f.type) if f.name in own else rows[f.name].cast(f.type).combine_chunks() for f in out
     ]
