@@ -60,7 +60,7 @@ def _children_cpu() -> float:
 
 def instrument() -> None:
     from funes.commands import index, prepare
-    from funes.ingest import redact, run
+    from funes.ingest import blocks, redact, run
     from funes.memory import indexes, ledger, tokenize
     from funes.memory.tables import ChunkTable
     from funes.traces import source
@@ -68,6 +68,8 @@ def instrument() -> None:
     _timed(index, "pick_sources", "discover")
     _timed(source.FilesSource, "units", "discover")
     _timed(prepare, "read_unit", "parse")
+    if hasattr(blocks, "concat"):  # a flush's block rows built into Arrow once: the rest of parsing
+        _timed(blocks, "concat", "parse")
     _timed(run, "chunk_blocks", "chunk")
     _timed(redact, "redact_texts", "redact")
     _timed(ChunkTable, "append_new", "store")
@@ -142,6 +144,10 @@ def main() -> None:
         gen["write_s"] = time.perf_counter() - t0
         print(json.dumps(gen), flush=True)
     os.environ.update(HOME=str(home), FUNES_INDEX_BUDGET=str(args.budget))
+    from funes import cli
+
+    if hasattr(cli, "index_imports"):  # what `funes index --no-embed` does first (older code: nothing)
+        cli.index_imports(True)
     instrument()
     from funes.commands import index
 

@@ -34,7 +34,19 @@ def _visible(text: str) -> str:
     return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" if ord(c) < 256 else "?" for c in text)
 
 
+def index_imports(no_embed: bool) -> None:
+    """What `funes index` does before it imports anything else. Without vectors nothing on its
+    path converts Arrow to pandas and nothing imports pandas but pyarrow's probe for it (on its
+    first array), ~0.4 s of every run (bench/README.md "## Day zero"), so that probe finds none.
+    A run that embeds keeps pandas: datasets.map imports it and works with it."""
+    if no_embed:
+        from funes.memory.lance import import_for_reading
+
+        import_for_reading()
+
+
 def cmd_index(args) -> int:
+    index_imports(args.no_embed)
     from funes.commands import index
     from funes.render import index_summary
 

@@ -40,8 +40,9 @@ class UnitInfo:
 
 
 def read_unit(src, unit, tiers, include_thinking: bool):
-    """(the unit's blocks of `tiers` plus `repo`, or None when unreadable; its UnitInfo)."""
-    from funes.ingest.blocks import arrow_blocks
+    """(the unit's blocks of `tiers` plus `repo` and `command` — `blocks.Blocks` or an Arrow
+    table, `blocks.concat` joins them — or None when unreadable; its UnitInfo)."""
+    from funes.ingest import blocks
 
     info = UnitInfo(unit.key)
     try:
@@ -50,25 +51,31 @@ def read_unit(src, unit, tiers, include_thinking: bool):
         info.failure = str(e)
         return None, info
     info.skipped = Counter(parsed.skipped)
-    table = parsed.table
-    if table.num_rows:
-        # plain Python over a few dozen rows: a polars unique/n_unique per unit cost more than its parse
+    rows = parsed.rows
+    if rows is not None:
+        cols = rows.columns
+        sessions, turns, harness = cols["session_id"], cols["turn_uuid"], cols["harness"][:1]
+    else:
+        table = parsed.table
         sessions, turns = table["session_id"].to_pylist(), table["turn_uuid"].to_pylist()
-        info.harness = table["harness"][0].as_py()
+        harness = table["harness"][:1].to_pylist()
+    if sessions:
+        # plain Python over a few dozen rows: a polars unique/n_unique per unit cost more than its parse
+        info.harness = harness[0]
         info.sessions = list(dict.fromkeys(sessions))
         info.turns = len(set(zip(sessions, turns)))
     # the one definition of block rows both engines use (ingest/blocks.py)
-    return arrow_blocks(table, unit, tiers, include_thinking), info
+    if rows is not None:
+        return blocks.row_blocks(rows, unit, tiers, include_thinking), info
+    return blocks.arrow_blocks(table, unit, tiers, include_thinking), info
 
 
 def chunk(tables: list):
     """Block tables -> (chunk rows, secrets removed): one scanner pass over all of them."""
-    import pyarrow as pa
-
-    from funes.ingest import run
+    from funes.ingest import blocks, run
     from funes.ingest.redact import redact_texts
 
-    return run.chunk_blocks(pa.concat_tables(tables).combine_chunks(), redact_texts)
+    return run.chunk_blocks(blocks.concat(tables), redact_texts)
 
 
 def prepare_group(work: list, tiers, include_thinking: bool):

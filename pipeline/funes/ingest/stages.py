@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pyarrow as pa
 
 from funes import schema, vocab
@@ -15,8 +17,7 @@ def select(blocks: pa.Table, tiers: set[str], include_thinking: bool) -> pa.Tabl
     # plain Python over one unit's few dozen rows: each Arrow kernel call costs more than the loop
     kinds = blocks["block_type"].to_pylist()
     types = set(kinds)
-    # the tier rule is vocab's; it is applied to the few distinct block types, not per row
-    keep = {b for b in types if b is not None and vocab.tier_of(b) in tiers and (include_thinking or b != "thinking")}
+    keep = kept_types(types, tiers, include_thinking)
     kept = blocks if keep == types else blocks.filter(pa.array([k in keep for k in kinds], pa.bool_()))
     if "command" in blocks.column_names:
         return kept
@@ -24,6 +25,30 @@ def select(blocks: pa.Table, tiers: set[str], include_thinking: bool) -> pa.Tabl
         return kept.append_column("command", pa.nulls(kept.num_rows, pa.string()))
     # the call a kept tool_result answers may be in a dropped tier: pair them over every row
     return kept.append_column("command", pa.array(_paired(blocks, kept), pa.string()))
+
+
+def select_lists(cols: dict[str, list], tiers: set[str], include_thinking: bool) -> dict[str, list]:
+    """`select` over a unit's rows as column lists (turns columns, no `command`): the same rows
+    and the same `command`, before any Arrow is built (ingest/blocks.py builds it per flush)."""
+    kinds = cols["block_type"]
+    types = set(kinds)
+    keep = kept_types(types, tiers, include_thinking)
+    if keep == types:
+        kept = dict(cols)
+    else:
+        at = [i for i, k in enumerate(kinds) if k in keep]
+        kept = {c: [v[i] for i in at] for c, v in cols.items()}
+    if "tool_result" in keep:
+        by_id = _calls(kinds, cols["tool_use_id"], cols["text"])
+        kept["command"] = _answered(by_id, kept["block_type"], kept["tool_use_id"])
+    else:
+        kept["command"] = [None] * len(kept["block_type"])
+    return kept
+
+
+def kept_types(types: set, tiers: set[str], include_thinking: bool) -> set:
+    # the tier rule is vocab's; it is applied to the few distinct block types, not per row
+    return {b for b in types if b is not None and vocab.tier_of(b) in tiers and (include_thinking or b != "thinking")}
 
 
 def clean(batch: pa.Table, redact) -> pa.Table:
@@ -48,9 +73,18 @@ def with_commands(blocks: pa.Table, types: list[str] | None = None) -> pa.Table:
 def _paired(calls: pa.Table, rows: pa.Table) -> list[str | None]:
     """For each of `rows`, the text of the tool_use in `calls` its tool_result answers (else None)."""
     kinds, ids, texts = (calls[c].to_pylist() for c in ("block_type", "tool_use_id", "text"))
-    by_id = {i: t for k, i, t in zip(kinds, ids, texts) if k == "tool_use" and i is not None}
+    by_id = _calls(kinds, ids, texts)
     if rows is not calls:
         kinds, ids = rows["block_type"].to_pylist(), rows["tool_use_id"].to_pylist()
+    return _answered(by_id, kinds, ids)
+
+
+def _calls(kinds: list, ids: list, texts: list) -> dict:
+    """call id -> the text of its tool_use (the last one wins)."""
+    return {i: t for k, i, t in zip(kinds, ids, texts) if k == "tool_use" and i is not None}
+
+
+def _answered(by_id: dict, kinds: list, ids: list) -> list[str | None]:
     return [by_id.get(i) if k == "tool_result" and i is not None else None for k, i in zip(kinds, ids)]
 
 
@@ -61,26 +95,28 @@ def _commands(batch: pa.Table) -> list[str | None]:
 def split(batch: pa.Table) -> pa.Table:
     """Render each block, split it into <=1200-char pieces, and give each piece its coordinate id."""
     out = schema.arrow_schema("chunks")
-    cols = {
-        c: batch[c].to_pylist() for c in ("block_type", "text", "tool_name", "session_id", "turn_uuid", "block_idx")
-    }
+    cols = [batch[c].to_pylist() for c in ("block_type", "text", "tool_name", "session_id", "turn_uuid", "block_idx")]
     ids: list[str] = []
     texts: list[str] = []
     split_idx: list[int] = []
     owner: list[int] = []  # the block each piece comes from
-    coords = zip(cols["session_id"], cols["turn_uuid"], cols["block_idx"])
-    for i, (kind, text, tool, (sid, turn, block)) in enumerate(
-        zip(cols["block_type"], cols["text"], cols["tool_name"], coords)
-    ):
-        pieces = chunk.split(chunk.render(kind, text, tool))
+    sha1, tools, ws, most = hashlib.sha1, ("tool_use", "tool_result"), chunk._WS, chunk.MAX_CHARS
+    # `chunk.render`, `chunk.split` and `chunk.chunk_id` inlined for the usual block, one piece of
+    # prose: per-block calls were most of this stage
+    for i, (kind, text, tool, sid, turn, block) in enumerate(zip(*cols)):
+        whole = (chunk.render(kind, text, tool) if kind in tools else text).strip(ws)
+        if not whole:
+            continue
+        pieces = [whole] if len(whole) <= most else chunk.split(whole)
         for j, piece in enumerate(pieces):
-            ids.append(chunk.chunk_id(sid, turn, block, j))
+            ids.append(sha1(f"{sid}:{turn}:{block}:{j}".encode("utf-8", "surrogatepass")).hexdigest()[:16])
             texts.append(piece)
             split_idx.append(j)
-        owner.extend([i] * len(pieces))
-    # every chunk column but the three a piece gets of its own is the block's: one take, not a copy per piece
-    rows = batch.take(pa.array(owner, pa.int64()))
+            owner.append(i)
+    # every chunk column but the three a piece gets of its own is the block's: one take, not a copy
+    # per piece, of those columns only (the block texts and commands are most of the bytes)
     own = {"id": ids, "text": texts, "split_idx": split_idx}
+    rows = batch.select([f.name for f in out if f.name not in own]).take(pa.array(owner, pa.int64()))
     arrays = [
         pa.array(own[f.name], f.type) if f.name in own else rows[f.name].cast(f.type).combine_chunks() for f in out
     ]

@@ -56,6 +56,10 @@ def tool_path(text: str) -> str | None:
 
 
 def _snippet(text: str) -> str:
+    # the words of a prefix, joined, are a prefix of the whole text's: a long message is not split whole
+    head = " ".join(text[: 4 * SNIPPET].split())
+    if len(head) >= SNIPPET or len(text) <= 4 * SNIPPET:
+        return head[:SNIPPET]
     return " ".join(text.split())[:SNIPPET]
 
 
@@ -66,32 +70,70 @@ DEFAULT = ("project", "asked", "tool")  # what the BM25 documents carry (chosen 
 def lines(rows: list[dict], parts: tuple[str, ...] = DEFAULT) -> list[str]:
     """Context line per row (input order); `rows` hold COLUMNS and whole sessions; `parts` picks
     what the line says (benchmarks compare subsets)."""
+    return column_lines({c: [r[c] for r in rows] for c in COLUMNS}, parts)
+
+
+def column_lines(cols: dict[str, list], parts: tuple[str, ...] = DEFAULT) -> list[str]:
+    """`lines` of rows given as COLUMNS column lists (what an Arrow table gives per column, ~10×
+    cheaper than a dict per row)."""
     want = set(parts)
-    order = sorted(range(len(rows)), key=lambda i: _key(rows[i]))
-    out = [""] * len(rows)
-    state: dict[str, dict] = {}
-    for i in order:
-        r = rows[i]
-        s = state.setdefault(r["session_id"], {"task": None, "asked": None, "paths": {}, "block": {}})
-        kind = r["block_type"]
-        if r["role"] == "user" and kind == "text":
-            # markup-led user rows are harness injections (Codex's <environment_context>, command tags)
-            if r["split_idx"] == 0 and not r["text"].lstrip().startswith("<"):
-                s["asked"] = _snippet(r["text"])
-                s["task"] = s["task"] or s["asked"]
-            own = True
-        else:
-            own = False
-        said = [f"project: {project(r['workdir'], r['repo'])}"] if "project" in want else []
-        task = s["task"] if "task" in want else None
-        if task and not (own and task == s["asked"]):
-            said.append(f"task: {task}")
-        if "asked" in want and s["asked"] and not own and s["asked"] != task:
-            said.append(f"asked: {s['asked']}")
+    say_project, say_task, say_asked, say_tool = (p in want for p in PARTS)
+    sid, role, kinds, texts, split = (
+        cols["session_id"],
+        cols["role"],
+        cols["block_type"],
+        cols["text"],
+        cols["split_idx"],
+    )
+    workdir, repo, tool_name, seq, block_idx = (
+        cols["workdir"],
+        cols["repo"],
+        cols["tool_name"],
+        cols["seq"],
+        cols["block_idx"],
+    )
+    keys = list(zip(sid, seq, block_idx, split))
+    out = [""] * len(sid)
+    # sessions share a checkout: its "project: …" is worked out once per (workdir, repo)
+    projects: dict[tuple, str] = {}
+    # in key order a session's rows are consecutive, so its state is reset when the session changes
+    session: object = object()
+    task = asked = None
+    paths: dict = {}
+    block_paths: dict = {}
+    for i in sorted(range(len(sid)), key=keys.__getitem__):
+        if sid[i] != session:
+            session, task, asked, paths, block_paths = sid[i], None, None, {}, {}
+        kind = kinds[i]
+        own = role[i] == "user" and kind == "text"
+        # markup-led user rows are harness injections (Codex's <environment_context>, command tags)
+        if own and split[i] == 0 and not texts[i].lstrip().startswith("<"):
+            asked = _snippet(texts[i])
+            task = task or asked
+        said = []
+        if say_project:
+            where = (workdir[i], repo[i])
+            head = projects.get(where)
+            if head is None:
+                head = projects[where] = f"project: {project(*where)}"
+            said.append(head)
+        shown = task if say_task else None
+        if shown and not (own and shown == asked):
+            said.append(f"task: {shown}")
+        if say_asked and asked and not own and asked != shown:
+            said.append(f"asked: {asked}")
         if kind in ("tool_use", "tool_result"):
-            tool = _tool(r, s)  # always run: it records the call's path for its results
-            if "tool" in want:
-                said.append(f"tool: {tool}".rstrip())
+            # always worked out: a call records its path for its results
+            name = tool_name[i] or ""
+            if kind == "tool_use":
+                block = (seq[i], block_idx[i])
+                if split[i] == 0:  # the JSON input's head is in the first piece only
+                    block_paths[block] = paths[name] = tool_path(texts[i])
+                path = block_paths.get(block)
+            else:  # a result: the path of the latest call of the same tool
+                path = paths.get(name)
+            if say_tool:
+                said.append((f"tool: {name} {path}" if path else f"tool: {name}").rstrip())
         out[i] = " | ".join(said)
     return out
 
@@ -125,7 +167,11 @@ def stored_documents(source, table) -> list[str]:
     what both legs index. `source` is where their sessions' earlier rows are read: the chunk
     table's Lance dataset, or the whole chunk table as Arrow (scrub's rewrite before it is stored)."""
     table = padded(table)
-    return documents(table.to_pylist(), earlier(source, table))
+    before = earlier_table(source, table)
+    # per column, not a dict per row: the two tables' types may differ (an old table's padding)
+    cols = {c: before[c].to_pylist() + table[c].to_pylist() for c in COLUMNS}
+    got = column_lines(cols)[before.num_rows :]
+    return [f"{c}\n{t}" for c, t in zip(got, cols["text"][before.num_rows :])]
 
 
 def stored_lines(source, table) -> list[str]:
@@ -143,6 +189,11 @@ def stored_lines(source, table) -> list[str]:
 
 
 def earlier(source, table) -> list[dict]:
+    """`earlier_table` as rows."""
+    return earlier_table(source, table).to_pylist()
+
+
+def earlier_table(source, table):
     """The rows of `source` in the sessions of `table` that a context line reads (`carries_state`).
 
     One filtered scan, not a read of every earlier row: it may also return rows of `table` itself
@@ -153,7 +204,7 @@ def earlier(source, table) -> list[dict]:
 
     sessions = pc.unique(table["session_id"])
     if not len(sessions):
-        return []
+        return table.slice(0, 0)
     have = set(source.schema.names)
     cols = [c for c in COLUMNS if c in have]
     if isinstance(source, pa.Table):
@@ -163,7 +214,7 @@ def earlier(source, table) -> list[dict]:
 
         quoted = ", ".join(quote(s) for s in sessions.to_pylist())
         got = source.to_table(columns=cols, filter=f"session_id IN ({quoted}) AND {STATE_FILTER}")
-    return padded(got).to_pylist()
+    return padded(got)
 
 
 def padded(table, columns=COLUMNS):
@@ -174,20 +225,3 @@ def padded(table, columns=COLUMNS):
         if c not in table.schema.names:
             table = table.append_column(c, pa.array([""] * table.num_rows, pa.string()))
     return table
-
-
-def _tool(r: dict, s: dict) -> str:
-    name = r["tool_name"] or ""
-    block = (r["seq"], r["block_idx"])
-    if r["block_type"] == "tool_use":
-        if r["split_idx"] == 0:  # the JSON input's head is in the first piece only
-            s["block"][block] = tool_path(r["text"])
-            s["paths"][name] = s["block"][block]
-        path = s["block"].get(block)
-    else:  # a result: the path of the latest call of the same tool
-        path = s["paths"].get(name)
-    return f"{name} {path}" if path else name
-
-
-def _key(r: dict) -> tuple:
-    return (r["session_id"], r["seq"], r["block_idx"], r["split_idx"])

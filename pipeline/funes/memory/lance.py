@@ -32,8 +32,9 @@ def import_for_reading() -> None:
     pyarrow.dataset (which lance imports) probes for pandas while it initialises and so imports
     all of it, ~0.8 s of a cold recall's ~2 s, though nothing on the read path converts to pandas.
     Hiding pandas for that one import makes pyarrow record it as absent. Only a process that will
-    never need Arrow -> pandas conversions may call this (datasets.map in `index` does not convert
-    either, but it imports pandas itself); once pandas or lance is imported it does nothing.
+    never need Arrow -> pandas conversions may call this (`funes index --no-embed` does too; a run
+    that embeds does not: datasets.map imports pandas itself); once pandas or lance is imported it
+    does nothing.
     """
     import sys
 

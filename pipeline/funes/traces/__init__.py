@@ -26,9 +26,13 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
 import pyarrow as pa
+
+if TYPE_CHECKING:
+    from funes.traces.frame import Rows
 
 
 @dataclass(frozen=True)
@@ -47,17 +51,18 @@ class Unit:
 class Parsed:
     """A unit read into the canonical frame, plus what was skipped and why.
 
-    A parser may hand over the rows as an Arrow table of the same schema instead: the indexer
-    reads them as Arrow, and building a polars frame per unit only to convert it back cost
-    ~1 ms per transcript on day zero (bench/README.md "## Day zero"); `frame` converts on demand."""
+    A parser may hand over the rows as an Arrow table of the same schema, or as `frame.Rows`
+    (column lists) instead: the indexer reads them as lists and builds Arrow once per flush, and
+    building a polars frame per unit only to convert it back cost ~1 ms per transcript on day
+    zero (bench/README.md "## Day zero"); `frame` and `table` convert on demand."""
 
-    data: pl.DataFrame | pa.Table
+    data: pl.DataFrame | pa.Table | Rows
     skipped: Counter = field(default_factory=Counter)
 
     @property
     def frame(self) -> pl.DataFrame:
         if not isinstance(self.data, pl.DataFrame):
-            self.data = pl.from_arrow(self.data)
+            self.data = pl.from_arrow(self.table)
         return self.data  # type: ignore[return-value]
 
     @property
@@ -67,4 +72,11 @@ class Parsed:
             from funes.traces.frame import as_arrow
 
             return as_arrow(self.data)
+        if not isinstance(self.data, pa.Table):
+            self.data = self.data.table()
         return self.data
+
+    @property
+    def rows(self) -> Rows | None:
+        """The rows as column lists when the parser handed them over so, else None."""
+        return None if isinstance(self.data, (pl.DataFrame, pa.Table)) else self.data

@@ -21,14 +21,14 @@ from funes.traces.frame import (
     Turn,
     backfill_tool_names,
     blank,
-    build_table,
+    build_rows,
     compact_json,
     munge_workdir,
     parsed,
     str_or_none,
     text_blocks,
 )
-from funes.traces.jsonl import fallback_workdir, file_units, read_records, walk_jsonl
+from funes.traces.jsonl import fallback_workdir, file_units, read_bytes, records_of, walk_jsonl
 
 HARNESS = "codex"
 _TEXT_PARTS = ("input_text", "output_text")  # a message content part that is prose
@@ -41,7 +41,8 @@ def units(root: Path, limit: int | None = None) -> list[Unit]:
 
 
 def read(unit: Unit) -> Parsed:
-    records, skipped = read_records(unit.path)
+    data = read_bytes(unit.path)
+    records, skipped = records_of(data)
     meta, header = session_meta(records), legacy_header(records)
     session_id = str_or_none(meta.get("id")) or str_or_none(header.get("id")) or unit.path.stem
     turns = []
@@ -52,7 +53,7 @@ def read(unit: Unit) -> Parsed:
             turns.append(turn)
     backfill_tool_names(turns)
     wd = munge_workdir(meta.get("cwd")) or env_workdir(records) or fallback_workdir(unit.path)
-    return parsed(build_table(session_id, wd, turns, str(unit.path), HARNESS), skipped)
+    return parsed(build_rows(session_id, wd, turns, str(unit.path), HARNESS, data), skipped)
 
 
 def session_meta(records: list[dict]) -> dict:

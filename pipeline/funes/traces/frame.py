@@ -160,12 +160,36 @@ def build_frame(session_id: str, workdir: str, turns: list[Turn], source_path: s
 
 
 def build_table(session_id: str, workdir: str, turns: list[Turn], source_path: str, harness: str) -> pa.Table:
-    """The same rows as `build_frame`, straight into Arrow (what the indexer reads)."""
-    return pa.Table.from_pydict(_columns(session_id, workdir, turns, source_path, harness), schema=_turns_schema())
+    """The same rows as `build_frame`, straight into Arrow."""
+    return build_rows(session_id, workdir, turns, source_path, harness).table()
+
+
+@dataclass(slots=True)
+class Rows:
+    """The same rows again as plain column lists (schemas/turns.json order), not yet Arrow: the
+    indexer selects a unit's tiers over these lists and builds one Arrow table per flush, where a
+    table per transcript and an Arrow filter per tier were ~40 % of reading it (bench/README.md
+    "## Day zero")."""
+
+    columns: dict[str, list]
+    source: bytes | None = None  # the transcript's bytes, so its repo is found without reading it again
+
+    def __len__(self) -> int:
+        return len(self.columns["session_id"])
+
+    def table(self) -> pa.Table:
+        return pa.Table.from_pydict(self.columns, schema=turns_schema())
+
+
+def build_rows(
+    session_id: str, workdir: str, turns: list[Turn], source_path: str, harness: str, source: bytes | None = None
+) -> Rows:
+    """The rows of `build_frame` as `Rows` (what the indexer reads); `source`: the file's bytes."""
+    return Rows(_columns(session_id, workdir, turns, source_path, harness), source)
 
 
 @cache
-def _turns_schema() -> pa.Schema:
+def turns_schema() -> pa.Schema:
     # built once: building it from the spec costs ~20 us, paid per transcript read
     return arrow_schema("turns")
 
@@ -203,7 +227,7 @@ def as_arrow(frame: pl.DataFrame) -> pa.Table:
     return frame.to_arrow().cast(arrow_schema("turns"))
 
 
-def parsed(frame: pl.DataFrame | pa.Table, skipped: Counter) -> Parsed:
+def parsed(frame: pl.DataFrame | pa.Table | Rows, skipped: Counter) -> Parsed:
     """Wrap a unit's frame (or table); a unit with no rows and no other reason is counted as "no turns"."""
     if not len(frame) and not skipped:
         skipped[NO_TURNS] += 1

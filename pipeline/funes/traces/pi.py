@@ -19,7 +19,7 @@ from funes.traces.frame import (
     Turn,
     backfill_tool_names,
     blank,
-    build_table,
+    build_rows,
     compact_json,
     flatten,
     munge_workdir,
@@ -27,7 +27,7 @@ from funes.traces.frame import (
     str_or_none,
     text_blocks,
 )
-from funes.traces.jsonl import fallback_workdir, file_units, read_records, walk_jsonl
+from funes.traces.jsonl import fallback_workdir, file_units, read_bytes, records_of, walk_jsonl
 
 HARNESS = "pi"
 
@@ -37,11 +37,12 @@ def units(root: Path, limit: int | None = None) -> list[Unit]:
 
 
 def read(unit: Unit) -> Parsed:
-    records, skipped = read_records(unit.path)
+    data = read_bytes(unit.path)
+    records, skipped = records_of(data)
     turns = [t for t in (entry_turn(r) for r in records) if t is not None]
     link_linear(turns, unit.path.stem)
     backfill_tool_names(turns)  # toolResult names are inline; this only fills the rare gap
-    frame = build_table(unit.path.stem, workdir(records, unit.path), turns, str(unit.path), HARNESS)
+    frame = build_rows(unit.path.stem, workdir(records, unit.path), turns, str(unit.path), HARNESS, data)
     return parsed(frame, skipped)
 
 

@@ -33,17 +33,25 @@ def cwd_of_unit(unit: Unit) -> str | None:
     return cwd_of_transcript(unit.path)
 
 
-def cwd_of_transcript(path: Path) -> str | None:
-    """The first line's top-level `cwd` or `payload.cwd` string (only lines naming "cwd" are parsed)."""
+def cwd_of_transcript(path: Path, data: bytes | None = None) -> str | None:
+    """The first line's top-level `cwd` or `payload.cwd` string (only lines naming "cwd" are parsed).
+    `data`: the file's bytes when the caller has read them already (the lines are the same: a
+    binary file iterates on b"\n" too, and a line's trailing newline is JSON whitespace)."""
+    if data is not None:
+        return _first_cwd(data.split(b"\n"))
     try:
         with path.open("rb") as f:
-            for raw in f:
-                if b'"cwd"' in raw:
-                    cwd = _cwd_of_line(raw)
-                    if cwd is not None:
-                        return cwd
+            return _first_cwd(f)
     except OSError:
         return None
+
+
+def _first_cwd(lines) -> str | None:
+    for raw in lines:
+        if b'"cwd"' in raw:
+            cwd = _cwd_of_line(raw)
+            if cwd is not None:
+                return cwd
     return None
 
 
