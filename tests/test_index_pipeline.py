@@ -76,20 +76,27 @@ def _children() -> list[int]:
 
 
 class _Recorder:
-    """prepare.Flush, watched: when each flush was begun and finished, and how many were open."""
+    """prepare.Flush and read_unit, watched: when each flush was begun and finished (and its
+    sessions), each unit read, and how many flushes were open at once."""
 
     def __init__(self, monkeypatch):
         self.events: list[tuple[str, int]] = []
+        self.sessions: list[set[str]] = []
         self.open = 0
         self.most_open = 0
-        rec, real = self, prepare.Flush
+        rec, real, read = self, prepare.Flush, prepare.read_unit
+
+        def read_unit(*a, **kw):
+            rec.events.append(("read", -1))
+            return read(*a, **kw)
 
         class Flush(real):  # type: ignore[misc, valid-type]
             def __init__(self, tables):
                 super().__init__(tables)
                 rec.open += 1
                 rec.most_open = max(rec.most_open, rec.open)
-                self.n = sum(1 for e in rec.events if e[0] == "begin")
+                self.n = len(rec.sessions)
+                rec.sessions.append(set(self.blocks["session_id"].to_pylist()))
                 rec.events.append(("begin", self.n))
 
             def finish(self):
@@ -105,6 +112,16 @@ class _Recorder:
                 super().close()
 
         monkeypatch.setattr(prepare, "Flush", Flush)
+        monkeypatch.setattr(prepare, "read_unit", read_unit)
+
+    def overlapped(self, n: int) -> bool:
+        """Whether a unit was read, or another flush finished, after flush n was begun and before
+        it was finished (its scan running meanwhile)."""
+        i, j = self.events.index(("begin", n)), self.events.index(("finish", n))
+        return any(e == "read" or (e == "finish" and m != n) for e, m in self.events[i:j])
+
+    def trace(self) -> str:
+        return "".join("r" if e == "read" else f" {e}{n} " for e, n in self.events)
 
 
 def _index(tree: Path) -> index.IndexReport:
@@ -120,13 +137,12 @@ def test_pipelined_rows_equal_one_flush_and_no_child_is_left(funes_home, referen
     assert _rows() == want  # ids, texts, redactions, every column
     assert any("[REDACTED:" in r["text"] for r in want.values())
     begins = [n for e, n in rec.events if e == "begin"]
-    assert len(begins) == 3
-    # each flush after the first was begun before the one before it was finished (its scan ran
-    # while the next units were read), and they finished in order
-    order = rec.events
-    assert all(order.index(("begin", n + 1)) < order.index(("finish", n)) for n in begins[:-1])
-    assert [n for e, n in order if e == "finish"] == begins
-    assert rec.most_open == 2  # one pending and the one being begun: never more
+    assert begins == [0, 1, 2]
+    assert [n for e, n in rec.events if e == "finish"] == begins  # stored in order
+    # each flush's scan ran while the next units were read or the flush before it was finished;
+    # the pass's last one had nothing left to overlap
+    assert [rec.overlapped(n) for n in begins] == [True, True, False], rec.trace()
+    assert rec.most_open <= 2  # one pending and the one being begun: never more
     assert _children() == []
     assert list((funes_home / "tmp").iterdir()) == []  # no scan spill left
 
@@ -153,15 +169,13 @@ def test_a_scanner_failure_withholds_its_flush_and_what_follows(funes_home, refe
     rec = _Recorder(monkeypatch)
     with pytest.raises(FunesError, match=r"kingfisher failed \(exit 3\)"):
         _index(tree)
-    # as when each flush waited for its scan: the first flush is stored and ledgered, the second
-    # (whose scan failed) and the third (begun meanwhile, its scan stopped) are not
-    assert [e for e in rec.events if e[1] <= 2] == [("begin", 0), ("begin", 1), ("finish", 0), ("begin", 2)] + [
-        ("finish", 1),
-        ("closed", 2),
-    ]
+    # as when each flush waited for its scan: the first flush is stored and ledgered; the second
+    # (whose scan failed) is not, nor one begun meanwhile (its scan stopped)
+    assert [n for e, n in rec.events if e == "finish"] == [0, 1]
+    assert all(("closed", n) in rec.events for n in range(2, len(rec.sessions)))
     stored = _rows()
     sessions = {r["session_id"] for r in stored.values()}
-    assert 0 < len(sessions) < SESSIONS
+    assert sessions == rec.sessions[0] and len(sessions) < SESSIONS
     assert stored == {k: r for k, r in want.items() if r["session_id"] in sessions}
     state = json.loads(paths.state_file().read_text())
     assert {Path(k).stem for k in state if k != ledger.TABLE} == sessions

@@ -243,8 +243,8 @@ class _Run:
 
     def _store_serial(self, owed, tiers) -> bool:
         """Read, chunk and append owed units here; True when the budget stopped the pass. Every
-        flush but the last is left pending while the next units are read (`_flush`); the pass
-        ends with none pending, and an error (a scanner failure, an interrupt) stops a pending
+        flush but the last is left pending while the next units are read, and is finished as
+        soon as its scan is through, or at the next flush point (`_flush`); the pass ends with none pending, and an error (a scanner failure, an interrupt) stops a pending
         one's scan and commits nothing of it: its units were not ledgered, so they are read again."""
         try:
             return self._read_serial(owed, tiers)
@@ -261,6 +261,8 @@ class _Run:
                 # flushing now still ends within the budget; one more unit might not
                 self._flush(batch, last=True)
                 return True
+            if self.pending is not None and self.pending[0].scanned():
+                self._finish_pending()  # its rows are stored, and its rates measured, at once
             self.progress(f"{target} [{i}/{len(owed)}] {unit.key}", True)
             t0 = time.monotonic()
             blocks, info = prepare.read_unit(src, unit, tiers, not self.opts.no_thinking)
@@ -357,13 +359,14 @@ class _Run:
     def _flush(self, batch, last: bool = False) -> None:
         """Begin this batch's flush (its Kingfisher scan starts), then finish the one pending, so
         that scan runs on another core while this process finishes the other and reads on. The
-        new one is left pending unless `last`, or the clock still needs a first flush and index
-        refresh measured (the probe: its rates decide how much more fits the budget)."""
+        new one is left pending unless `last`: at most one is, and the reading loop finishes it
+        once its scan is through (the first one too: its rates, measured then, still come early)."""
         begun = None
         if batch:
             t0 = time.monotonic()
             flush = prepare.Flush([b for _, _, b in batch])
             begun = (flush, [(u, target) for u, target, _ in batch], time.monotonic() - t0)
+            self.clock.probed = True  # the next flush comes after the usual interval, not the probe's
         try:
             self._finish_pending()
         except BaseException:
@@ -371,7 +374,7 @@ class _Run:
                 begun[0].close()
             raise
         self.pending = begun
-        if last or (self.budgeted and not self.clock.measured("index")):
+        if last:
             self._finish_pending()
 
     def _pending_rows(self) -> int:
@@ -385,8 +388,9 @@ class _Run:
         t0 = time.monotonic()
         chunks, removed = flush.finish()
         self._commit(chunks, removed, done)
-        # one flush's cost is its start and its finish: the scan between them ran on another core
-        self.clock.note("flush", spent + time.monotonic() - t0, flush.rows)
+        # one flush's cost is its start and its finish: the scan between them ran on another core,
+        # and what this process still waited for it is the flush's fixed part
+        self.clock.note("flush", spent + time.monotonic() - t0, flush.rows, fixed=flush.waited)
         self._probe_index()
 
     def _drop_pending(self) -> None:

@@ -91,6 +91,11 @@ class Flush:
         self.rows = self.blocks.num_rows
         self.inputs = stages.scan_inputs(self.blocks) if 0 < self.rows <= CLEAN_ROWS else None
         self.redaction = redact.start(*self.inputs) if self.inputs is not None else None
+        self.waited = 0.0  # seconds `finish` waited for the scanner
+
+    def scanned(self) -> bool:
+        """Whether `finish` would not wait for the scanner."""
+        return self.redaction is None or self.redaction.done()
 
     def finish(self):
         from funes.ingest import run
@@ -109,6 +114,7 @@ class Flush:
         try:
             return pending.result()
         finally:
+            self.waited = pending.waited
             pending.close()
 
     def close(self) -> None:

@@ -57,5 +57,12 @@ class Redaction:
             [[f.kind for f in fs] for fs in findings],
         )
 
+    def done(self) -> bool:
+        return self.scan.done()
+
+    @property
+    def waited(self) -> float:
+        return self.scan.waited
+
     def close(self) -> None:
         self.scan.close()

@@ -31,6 +31,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -113,6 +114,7 @@ class Scan:
         self.flat = [(i, v) for i, t in enumerate(texts) for v in text_views(t, runs[i])]
         path = _kingfisher_binary()[0] if "kingfisher" in use else None
         self.job = None
+        self.waited = 0.0  # wall seconds `result` spent on Kingfisher's findings (mostly waiting for it)
         if path and any(t.strip() for t in texts):
             self.job = kingfisher.Job(path, [v.text for _, v in self.flat], KINGFISHER_TIMEOUT_S)
 
@@ -122,13 +124,21 @@ class Scan:
         hits: list[list[tuple[str, int, int]]] = [[] for _ in texts]
         ds = "detect-secrets" in use and detectsecrets.available()
         found = _in_process([v.text for _, v in flat], "funes-rules" in use, ds)
-        for j, kind, s, e in itertools.chain(found, job.findings() if job else ()):
+        t0 = time.monotonic()
+        theirs = job.findings() if job else []
+        self.waited = time.monotonic() - t0
+        for j, kind, s, e in itertools.chain(found, theirs):
             i, v = flat[j]
             hits[i].append((kind, *v.to_raw(s, e)))
         if self.commands is not None and "funes-rules" in use:
             for i, (t, cmd) in enumerate(zip(texts, self.commands)):
                 hits[i].extend(outputs.findings(t, cmd))
         return [_merge(t, h) for t, h in zip(texts, hits)]
+
+    def done(self) -> bool:
+        """Whether Kingfisher is through: `result()` then waits for nothing (the in-process engines
+        and the merge are this process's CPU either way)."""
+        return self.job is None or self.job.done()
 
     def close(self) -> None:
         if self.job:
