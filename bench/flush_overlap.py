@@ -63,6 +63,7 @@ class _Probe:
 def _waiting_flush():
     """prepare.Flush as the flush was before the overlap: nothing begun, the scan run at finish."""
     from funes.commands import prepare
+    from funes.commands.budget import FLUSH_FIXED_S
 
     class Waiting(prepare.Flush):
         def __init__(self, tables):
@@ -71,6 +72,7 @@ def _waiting_flush():
             self.blocks = pa.concat_tables(tables).combine_chunks()
             self.rows = self.blocks.num_rows
             self.inputs = self.redaction = None
+            self.waited = FLUSH_FIXED_S  # as the clock counted every flush before
 
     return Waiting
 
