@@ -151,6 +151,10 @@ def main() -> None:
         default="",
         help="names this run's memories and results (e.g. `old` for a run of older code on PYTHONPATH)",
     )
+    ap.add_argument(
+        "--resume", action="store_true", help="continue this tag's memory (rounds of two codes interleaved by a script)"
+    )
+    ap.add_argument("--no-reference", action="store_true", help="skip the plain bm25s index over the stored texts")
     args = ap.parse_args()
     root = OUT / "dayzero"
     home = root / "home"
@@ -168,7 +172,8 @@ def main() -> None:
     results = []
     for workers in args.workers:
         funes_home = root / f"funes-{args.tag}w{workers}"
-        shutil.rmtree(funes_home, ignore_errors=True)
+        if not args.resume:
+            shutil.rmtree(funes_home, ignore_errors=True)
         os.environ.update(FUNES_HOME=str(funes_home), FUNES_INDEX_WORKERS=str(workers))
         for rnd in range(1, args.rounds + 1):
             PHASES.clear()
@@ -203,7 +208,7 @@ def main() -> None:
             }
             print(json.dumps(out), flush=True)
             results.append(out)
-    ref = lexical_reference(root / f"funes-{args.tag}w{args.workers[0]}")
+    ref = {} if args.no_reference else lexical_reference(root / f"funes-{args.tag}w{args.workers[0]}")
     print(json.dumps(ref), flush=True)
     (OUT / f"dayzero{args.tag and '-' + args.tag}.json").write_text(
         json.dumps({"rounds": results, "lexical_reference": ref}, indent=1)
