@@ -191,7 +191,7 @@ class _Run:
         self.clock = Clock(started, self.budget_s, budgeted)
         self.unindexed = 0  # chunks stored since the lexical index was last refreshed
         self.refresh_index = lambda: None
-        # the flush begun last, finished at the next flush point: (its Flush, its units, seconds spent so far)
+        # the flush begun last, finished once its scan is through: (its Flush, its units, seconds spent so far)
         self.pending: tuple | None = None
 
     def over_budget(self) -> bool:
@@ -244,8 +244,9 @@ class _Run:
     def _store_serial(self, owed, tiers) -> bool:
         """Read, chunk and append owed units here; True when the budget stopped the pass. Every
         flush but the last is left pending while the next units are read, and is finished as
-        soon as its scan is through, or at the next flush point (`_flush`); the pass ends with none pending, and an error (a scanner failure, an interrupt) stops a pending
-        one's scan and commits nothing of it: its units were not ledgered, so they are read again."""
+        soon as its scan is through, or at the next flush point (`_flush`); the pass ends with
+        none pending, and an error (a scanner failure, an interrupt) stops a pending one's scan
+        and commits nothing of it: its units were not ledgered, so they are read again."""
         try:
             return self._read_serial(owed, tiers)
         finally:
