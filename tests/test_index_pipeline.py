@@ -211,3 +211,26 @@ def test_a_kill_mid_run_loses_nothing_stored_and_rereads_cleanly(funes_home, ref
     assert len(stored) < len(want)
     _index(tree)
     assert _rows() == want
+
+
+@pytest.mark.corpus
+def test_pipelined_rows_equal_one_flush_on_real_transcripts(funes_home, corpus, tmp_path, monkeypatch):
+    """The same equality on real coding-agent transcripts (tool calls and output, false-positive
+    secrets and all): the 14 smallest Claude Code and Codex files of ../shared/corpus each."""
+    import shutil
+
+    tree = tmp_path / "tree"
+    for harness in ("claude", "codex"):
+        files = sorted((corpus / harness).glob("*.jsonl"), key=lambda p: p.stat().st_size)[:14]
+        (tree / harness).mkdir(parents=True)
+        for f in files:
+            shutil.copy(f, tree / harness / f.name)
+    _index(tree)
+    want = _rows()
+    monkeypatch.setenv("FUNES_HOME", str(funes_home.parent / "pipelined"))
+    monkeypatch.setenv("FUNES_FLUSH_BLOCKS", "60")
+    rec = _Recorder(monkeypatch)
+    _index(tree)
+    assert len(rec.sessions) >= 3 and any(rec.overlapped(n) for n in range(len(rec.sessions) - 1))
+    assert _rows(funes_home.parent / "pipelined") == want
+    assert any("[REDACTED:" in r["text"] for r in want.values())  # (2 of 561 chunks when measured)
