@@ -6,7 +6,8 @@ inside an escaped tool input is seen as plain text) and the decoded form of long
 hit there covers the whole run). Three engines scan every view:
 
 - Kingfisher (MongoDB, ~490 rules, Rust binary from the `kingfisher-bin` wheel), run ONCE per
-  batch over stdin with validation and update checks off — it never touches the network;
+  batch over stdin with validation and update checks off — it never touches the network
+  (`start` begins it and returns, so the indexer reads on while it scans; `find` waits);
 - detect-secrets (Yelp) plugins called directly on strings (no baseline, no settings file);
 - funes rules: provider token shapes the others miss or pin too narrowly (`hf_` with digits,
   `sk-ant-`/`sk-proj-` of any length...), PEM/OpenSSH private key blocks (also truncated
