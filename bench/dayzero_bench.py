@@ -63,6 +63,7 @@ def instrument() -> None:
     from funes.ingest import blocks, redact, run
     from funes.memory import indexes, ledger, tokenize
     from funes.memory.tables import ChunkTable
+    from funes.scan import kingfisher
     from funes.traces import source
 
     _timed(index, "pick_sources", "discover")
@@ -72,6 +73,12 @@ def instrument() -> None:
         _timed(blocks, "concat", "parse")
     _timed(run, "chunk_blocks", "chunk")
     _timed(redact, "redact_texts", "redact")
+    if hasattr(redact, "start"):  # the flush begun early (its Kingfisher scan overlaps the next reads)
+        _timed(redact, "start", "redact")
+        _timed(redact.Redaction, "result", "redact")
+    # the parent's wall inside Kingfisher's findings: waiting for the scan (plus reading its records)
+    _timed(kingfisher.Job, "findings", "scan-wait")
+    _count_kingfisher(kingfisher)
     _timed(ChunkTable, "append_new", "store")
     _timed(ledger, "save_state", "ledger")
     _timed(indexes, "refresh", "index")
@@ -81,6 +88,20 @@ def instrument() -> None:
         _timed(indexes, "tokenize_many", "tokenise")
     if hasattr(tokenize, "document_ids"):  # the refresh's documents: line and text tokenised apart
         _timed(tokenize, "document_ids", "tokenise")
+
+
+KINGFISHER = {"calls": 0, "texts": 0}
+
+
+def _count_kingfisher(kingfisher) -> None:
+    init = kingfisher.Job.__init__
+
+    def counted(job, path, texts, timeout):
+        KINGFISHER["calls"] += 1
+        KINGFISHER["texts"] += len(texts)
+        init(job, path, texts, timeout)
+
+    kingfisher.Job.__init__ = counted
 
 
 def ask(qs: list[dict]) -> dict:
@@ -134,6 +155,10 @@ def main() -> None:
         default="",
         help="names this run's memories and results (e.g. `old` for a run of older code on PYTHONPATH)",
     )
+    ap.add_argument(
+        "--resume", action="store_true", help="continue this tag's memory (rounds of two codes interleaved by a script)"
+    )
+    ap.add_argument("--no-reference", action="store_true", help="skip the plain bm25s index over the stored texts")
     args = ap.parse_args()
     root = OUT / "dayzero"
     home = root / "home"
@@ -155,11 +180,13 @@ def main() -> None:
     results = []
     for workers in args.workers:
         funes_home = root / f"funes-{args.tag}w{workers}"
-        shutil.rmtree(funes_home, ignore_errors=True)
+        if not args.resume:
+            shutil.rmtree(funes_home, ignore_errors=True)
         os.environ.update(FUNES_HOME=str(funes_home), FUNES_INDEX_WORKERS=str(workers))
         for rnd in range(1, args.rounds + 1):
             PHASES.clear()
             CPU.clear()
+            KINGFISHER.update(calls=0, texts=0)
             t0, c0, k0 = time.perf_counter(), time.process_time(), _children_cpu()
             rep = index.index(index.Options(auto=True, no_embed=True))
             wall = time.perf_counter() - t0
@@ -179,6 +206,8 @@ def main() -> None:
                 "phases_cpu_s": {k: round(v, 2) for k, v in sorted(CPU.items(), key=lambda kv: -kv[1])},
                 # workers and the Kingfisher scanner are child processes: their CPU is counted once they exit
                 "cpu_s": {"parent": round(cpu, 1), "children": round(kids, 1)},
+                "kingfisher_calls": KINGFISHER["calls"],
+                "kingfisher_texts_per_call": KINGFISHER["calls"] and round(KINGFISHER["texts"] / KINGFISHER["calls"]),
                 "load_average": round(os.getloadavg()[0], 1),
                 "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
                 "children_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024),
@@ -187,7 +216,7 @@ def main() -> None:
             }
             print(json.dumps(out), flush=True)
             results.append(out)
-    ref = lexical_reference(root / f"funes-{args.tag}w{args.workers[0]}")
+    ref = {} if args.no_reference else lexical_reference(root / f"funes-{args.tag}w{args.workers[0]}")
     print(json.dumps(ref), flush=True)
     (OUT / f"dayzero{args.tag and '-' + args.tag}.json").write_text(
         json.dumps({"rounds": results, "lexical_reference": ref}, indent=1)

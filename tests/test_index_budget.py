@@ -76,3 +76,19 @@ def test_pooled_budget_stop_kills_the_groups_in_flight(funes_home, monkeypatch):
     assert "Warning" not in out.stderr and "Traceback" not in out.stderr, out.stderr
     ids = lance.dataset(str(funes_home / "memory" / "chunks.lance")).to_table(columns=["id"])["id"].to_pylist()
     assert len(ids) == len(set(ids)) > first.chunks_added
+
+
+def test_an_overlapped_flush_counts_only_the_wait_it_paid_as_fixed():
+    """A flush whose scan ran beside the next reads waited little for it: subtracting the whole
+    scanner start-up from its time would make the rows look cheaper than they are, and the
+    budget stop late."""
+    from funes.commands.budget import FLUSH_FIXED_S, Clock
+
+    waited, overlapped = Clock(0.0, 30.0, True), Clock(0.0, 30.0, True)
+    waited.note("flush", 3.0, 10_000)  # the scanner's start-up waited for inside
+    overlapped.note("flush", 3.0, 10_000, fixed=0.1)
+    assert waited.per_row("flush") == (3.0 - FLUSH_FIXED_S) / 10_000
+    assert overlapped.per_row("flush") == 2.9 / 10_000
+    late = Clock(0.0, 30.0, True)
+    late.note("flush", 3.0, 10_000, fixed=5.0)  # a long wait is still at most the fixed part
+    assert late.per_row("flush") == waited.per_row("flush")

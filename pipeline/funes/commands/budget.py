@@ -7,8 +7,10 @@ learns its own rates as it goes (seconds per block read, per block flushed, per 
 and, before reading the next unit, asks whether reading it, flushing everything pending and
 indexing what is stored would still end before the deadline; when not, it flushes now and stops.
 Until a rate has been measured it is guessed from the read rate, pessimistically. The first
-flush comes after only a second of warm reading, and what it stored is indexed at once: both rates
-are measured while most of the budget is still ahead (and that text is searchable early).
+flush comes after only a second of warm reading, and what it stored is indexed as soon as its
+scan is through: both rates are measured while most of the budget is still ahead (and that text
+is searchable early). A flush pending while the next units are read (commands/index.py) is work
+still owed: the caller counts its rows among those to flush.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ INDEX_PER_READ = 1.5
 # guess for the read rate until a unit after the first was read (the first pays the parsers' imports)
 FIRST_READ_S = 0.002
 # what every flush costs whatever its size (a scanner process start); a rate measured on a large
-# flush spreads it thin, the last small flush pays it whole
+# flush spreads it thin, the last small flush pays it whole. The serial path's flushes overlap
+# their scans with the next reads and count only what they still waited; the last one before a
+# stop has nothing to overlap with, and waits about this long
 FLUSH_FIXED_S = 1.0
 INDEX_FIXED_S = 0.5  # a refresh reads the table, saves a segment and may merge older ones
 # the first flush of a budgeted run comes after this much reading: it pays the one-off imports early
@@ -40,9 +44,11 @@ class Clock:
         self._rate = {"read": [0.0, 0], "flush": [0.0, 0], "index": [0.0, 0]}
         self.unit_rows = 1.0  # blocks per unit read so far (what one more unit adds)
         self._cold = {"read"}
-        self.probed = False  # the first (probe) flush is done
+        self.probed = False  # the first (probe) flush has begun
 
-    def note(self, what: str, seconds: float, rows: int) -> None:
+    def note(self, what: str, seconds: float, rows: int, fixed: float | None = None) -> None:
+        """`seconds` spent on `rows`; `fixed`: of those, what did not depend on the rows (at most
+        FLUSH_FIXED_S / INDEX_FIXED_S, the default: a flush that waited for its scanner's start-up)."""
         if what == "flush":
             self.probed = True
         if what in self._cold:
@@ -53,7 +59,8 @@ class Clock:
         if rows > 0:
             # what every flush / refresh costs whatever its size is not a per-row cost (a small
             # probe would otherwise look many times dearer per row than a large step)
-            fixed = {"flush": FLUSH_FIXED_S, "index": INDEX_FIXED_S}.get(what, 0.0)
+            most = {"flush": FLUSH_FIXED_S, "index": INDEX_FIXED_S}.get(what, 0.0)
+            fixed = most if fixed is None else min(fixed, most)
             r = self._rate[what]
             r[0] += max(seconds - fixed, 0.0)
             r[1] += rows

@@ -191,6 +191,8 @@ class _Run:
         self.clock = Clock(started, self.budget_s, budgeted)
         self.unindexed = 0  # chunks stored since the lexical index was last refreshed
         self.refresh_index = lambda: None
+        # the flush begun last, finished once its scan is through: (its Flush, its units, seconds spent so far)
+        self.pending: tuple | None = None
 
     def over_budget(self) -> bool:
         if self.report.budget_stopped:
@@ -240,16 +242,28 @@ class _Run:
         return len(owed) >= prepare.POOL_MIN_UNITS and all(isinstance(s, source.FilesSource) for s, _ in owed)
 
     def _store_serial(self, owed, tiers) -> bool:
-        """Read, chunk and append owed units here; True when the budget stopped the pass."""
+        """Read, chunk and append owed units here; True when the budget stopped the pass. Every
+        flush but the last is left pending while the next units are read, and is finished as
+        soon as its scan is through, or at the next flush point (`_flush`); the pass ends with
+        none pending, and an error (a scanner failure, an interrupt) stops a pending one's scan
+        and commits nothing of it: its units were not ledgered, so they are read again."""
+        try:
+            return self._read_serial(owed, tiers)
+        finally:
+            self._drop_pending()
+
+    def _read_serial(self, owed, tiers) -> bool:
         target = tiers[-1]
         batch: list = []
         rows, last = 0, time.monotonic()
         read_units = read_rows = 0
         for i, (src, unit) in enumerate(owed, 1):
-            if batch and self.must_stop(rows):
+            if batch and self.must_stop(rows + self._pending_rows()):
                 # flushing now still ends within the budget; one more unit might not
-                self._flush(batch)
+                self._flush(batch, last=True)
                 return True
+            if self.pending is not None and self.pending[0].scanned():
+                self._finish_pending()  # its rows are stored, and its rates measured, at once
             self.progress(f"{target} [{i}/{len(owed)}] {unit.key}", True)
             t0 = time.monotonic()
             blocks, info = prepare.read_unit(src, unit, tiers, not self.opts.no_thinking)
@@ -266,9 +280,10 @@ class _Run:
             if rows >= self.flush_blocks or time.monotonic() - last > self.clock.flush_after(FLUSH_S):
                 self._flush(batch)
                 batch, rows, last = [], 0, time.monotonic()
-                if self.must_stop():
+                if self.must_stop(self._pending_rows()):
+                    self._finish_pending()
                     return True
-        self._flush(batch)
+        self._flush(batch, last=True)
         return False
 
     def _store_pooled(self, pool, owed, tiers) -> bool:
@@ -342,14 +357,50 @@ class _Run:
             tally.sessions.update(info.sessions)
             tally.turns += info.turns
 
-    def _flush(self, batch) -> None:
-        if not batch:
+    def _flush(self, batch, last: bool = False) -> None:
+        """Begin this batch's flush (its Kingfisher scan starts), then finish the one pending, so
+        that scan runs on another core while this process finishes the other and reads on. The
+        new one is left pending unless `last`: at most one is, and the reading loop finishes it
+        once its scan is through (the first one too: its rates, measured then, still come early)."""
+        begun = None
+        if batch:
+            t0 = time.monotonic()
+            flush = prepare.Flush([b for _, _, b in batch])
+            begun = (flush, [(u, target) for u, target, _ in batch], time.monotonic() - t0)
+            self.clock.probed = True  # the next flush comes after the usual interval, not the probe's
+        try:
+            self._finish_pending()
+        except BaseException:
+            if begun is not None:
+                begun[0].close()
+            raise
+        self.pending = begun
+        if last:
+            self._finish_pending()
+
+    def _pending_rows(self) -> int:
+        return self.pending[0].rows if self.pending is not None else 0
+
+    def _finish_pending(self) -> None:
+        if self.pending is None:
             return
+        flush, done, spent = self.pending
+        self.pending = None
         t0 = time.monotonic()
-        chunks, removed = prepare.chunk([b for _, _, b in batch])
-        self._commit(chunks, removed, [(unit, target) for unit, target, _ in batch])
-        self.clock.note("flush", time.monotonic() - t0, sum(b.num_rows for _, _, b in batch))
+        chunks, removed = flush.finish()
+        self._commit(chunks, removed, done)
+        # one flush's cost is its start and its finish: the scan between them ran on another core,
+        # and what this process still waited for it is the flush's fixed part. The first flush
+        # pays one-off imports instead (datasets, the scanners' patterns: ~2 s, no per-row cost);
+        # counted as per-row, a 30 s round stopped at 10 s
+        fixed = flush.waited if self.clock.measured("flush") else None
+        self.clock.note("flush", spent + time.monotonic() - t0, flush.rows, fixed=fixed)
         self._probe_index()
+
+    def _drop_pending(self) -> None:
+        if self.pending is not None:
+            flush, self.pending = self.pending[0], None
+            flush.close()
 
     def _probe_index(self, force: bool = False) -> None:
         """A budgeted run indexes what its first flush stored at once: that text is searchable

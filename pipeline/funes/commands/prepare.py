@@ -78,6 +78,58 @@ def chunk(tables: list):
     return run.chunk_blocks(blocks.concat(tables), redact_texts)
 
 
+# the most blocks `run.chunk_blocks` cleans in one batch (its datasets.map batch size): a larger
+# flush is redacted batch by batch as it always was, none of it begun early
+CLEAN_ROWS = 65536
+
+
+class Flush:
+    """`chunk(tables)`, begun: the blocks' redaction is started at once (`redact.start`), so that
+    Kingfisher scans them in its own process while this one reads the next units; `finish()`
+    returns what `chunk(tables)` returns, the same rows. `close()` (also done by `finish`) stops
+    a scan still running and is safe to repeat."""
+
+    def __init__(self, tables: list):
+        import pyarrow as pa
+
+        from funes.ingest import redact, stages
+
+        self.blocks = pa.concat_tables(tables).combine_chunks()
+        self.rows = self.blocks.num_rows
+        self.inputs = stages.scan_inputs(self.blocks) if 0 < self.rows <= CLEAN_ROWS else None
+        self.redaction = redact.start(*self.inputs) if self.inputs is not None else None
+        self.waited = 0.0  # seconds `finish` waited for the scanner
+
+    def scanned(self) -> bool:
+        """Whether `finish` would not wait for the scanner."""
+        return self.redaction is None or self.redaction.done()
+
+    def finish(self):
+        from funes.ingest import run
+
+        try:
+            return run.chunk_blocks(self.blocks, self._redact)
+        finally:
+            self.close()
+
+    def _redact(self, texts: list[str], commands: list[str | None] | None):
+        from funes.ingest.redact import redact_texts
+
+        if self.redaction is None or (texts, commands) != self.inputs:
+            return redact_texts(texts, commands)  # not the batch begun: scanned now, as `chunk` does
+        pending, self.redaction, self.inputs = self.redaction, None, None
+        try:
+            return pending.result()
+        finally:
+            self.waited = pending.waited
+            pending.close()
+
+    def close(self) -> None:
+        if self.redaction is not None:
+            self.redaction.close()
+            self.redaction = self.inputs = None
+
+
 def prepare_group(work: list, tiers, include_thinking: bool):
     """A worker's task: [(source, unit)] -> (chunk rows, secrets removed, [UnitInfo], [unit read ok])."""
     tables, infos, ok = [], [], []

@@ -1,7 +1,8 @@
 """Index-time redaction stage: whole block texts in, `[REDACTED:<kind>]` in place of each secret.
 
 Runs on whole (rendered) block texts before chunking, so a secret is never split across two
-chunks; one `funes.scan.find` call per batch (one Kingfisher process per batch). Only the secret
+chunks; one `funes.scan` call per batch (one Kingfisher process per batch), which the indexer
+starts early (`start`) so Kingfisher scans while it reads on (commands/prepare.py `Flush`). Only the secret
 value is replaced, never the line around it. Pure: the source transcripts are never touched.
 Fails closed: a scanner error propagates as FunesError, never as unredacted text.
 """
@@ -30,9 +31,38 @@ def redact_texts(texts: list[str], commands: list[str | None] | None = None) -> 
     """Redacted texts and, per text, the kind of each removed secret (in text order).
     A null text (None) passes through as None. `commands[i]` is the tool call whose output
     texts[i] is, if any (what a credential command prints is a secret by itself)."""
-    texts = list(texts)
-    findings = scan.find([t or "" for t in texts], commands=commands)
-    return (
-        [apply(t, fs) if t is not None else None for t, fs in zip(texts, findings)],
-        [[f.kind for f in fs] for fs in findings],
-    )
+    pending = start(texts, commands)
+    try:
+        return pending.result()
+    finally:
+        pending.close()
+
+
+def start(texts: list[str], commands: list[str | None] | None = None) -> Redaction:
+    """`redact_texts`, begun: the batch's Kingfisher scan runs from now on (`scan.start`)."""
+    return Redaction(texts, commands)
+
+
+class Redaction:
+    """One batch's redaction in flight: `result()` is `redact_texts`' answer; `close()` on every path."""
+
+    def __init__(self, texts: list[str], commands: list[str | None] | None):
+        self.texts = list(texts)
+        self.scan = scan.start([t or "" for t in self.texts], commands=commands)
+
+    def result(self) -> tuple[list[str], list[list[str]]]:
+        findings = self.scan.result()
+        return (
+            [apply(t, fs) if t is not None else None for t, fs in zip(self.texts, findings)],
+            [[f.kind for f in fs] for fs in findings],
+        )
+
+    def done(self) -> bool:
+        return self.scan.done()
+
+    @property
+    def waited(self) -> float:
+        return self.scan.waited
+
+    def close(self) -> None:
+        self.scan.close()

@@ -53,10 +53,15 @@ def kept_types(types: set, tiers: set[str], include_thinking: bool) -> set:
 
 def clean(batch: pa.Table, redact) -> pa.Table:
     """Elide data-URI payloads, then redact secrets in each WHOLE block (before any split)."""
-    texts = [chunk.elide_data_uris(t) for t in batch["text"].to_pylist()]
-    redacted, kinds = redact(texts, _commands(batch))
+    redacted, kinds = redact(*scan_inputs(batch))
     out = batch.set_column(batch.schema.get_field_index("text"), "text", pa.array(redacted, pa.string()))
     return out.append_column("redactions", pa.array(kinds, pa.list_(pa.string())))
+
+
+def scan_inputs(batch: pa.Table) -> tuple[list[str], list[str | None]]:
+    """What `clean` hands the redactor: the texts with data-URI payloads elided, and each one's
+    tool call (a caller may start the scan of a batch before `clean` runs over it)."""
+    return [chunk.elide_data_uris(t) for t in batch["text"].to_pylist()], _commands(batch)
 
 
 def with_commands(blocks: pa.Table, types: list[str] | None = None) -> pa.Table:

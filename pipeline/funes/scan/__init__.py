@@ -6,7 +6,8 @@ inside an escaped tool input is seen as plain text) and the decoded form of long
 hit there covers the whole run). Three engines scan every view:
 
 - Kingfisher (MongoDB, ~490 rules, Rust binary from the `kingfisher-bin` wheel), run ONCE per
-  batch over stdin with validation and update checks off — it never touches the network;
+  batch over stdin with validation and update checks off — it never touches the network
+  (`start` begins it and returns, so the indexer reads on while it scans; `find` waits);
 - detect-secrets (Yelp) plugins called directly on strings (no baseline, no settings file);
 - funes rules: provider token shapes the others miss or pin too narrowly (`hf_` with digits,
   `sk-ant-`/`sk-proj-` of any length...), PEM/OpenSSH private key blocks (also truncated
@@ -31,6 +32,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -87,29 +89,61 @@ def find(
 
     `commands[i]`, when given, is the tool call whose output texts[i] is: the output of a
     credential command (`aws configure get …`, `gh auth token`) is itself the secret."""
-    use = set(only) if only is not None else set(ENGINE_NAMES)
-    if use - set(ENGINE_NAMES):
-        raise ValueError(f"unknown scanner engine(s): {sorted(use - set(ENGINE_NAMES))}")
-    runs = gate.may_hold_b64(texts)
-    flat = [(i, v) for i, t in enumerate(texts) for v in text_views(t, runs[i])]
-    hits: list[list[tuple[str, int, int]]] = [[] for _ in texts]
-    path = _kingfisher_binary()[0] if "kingfisher" in use else None
-    job = None
-    if path and any(t.strip() for t in texts):
-        job = kingfisher.Job(path, [v.text for _, v in flat], KINGFISHER_TIMEOUT_S)
+    scan = start(texts, only=only, commands=commands)
     try:
+        return scan.result()
+    finally:
+        scan.close()
+
+
+def start(texts: list[str], *, only: Iterable[str] | None = None, commands: list[str | None] | None = None) -> Scan:
+    """`find`, begun: Kingfisher scans the batch in its own process from now on, while the
+    caller does other work; `result()` runs the in-process engines and merges. Close it on every
+    path (a child still running is stopped, its private temp dir removed)."""
+    return Scan(texts, only, commands)
+
+
+class Scan:
+    """One batch's scan: its views and its Kingfisher job, started at once."""
+
+    def __init__(self, texts: list[str], only: Iterable[str] | None, commands: list[str | None] | None):
+        use = set(only) if only is not None else set(ENGINE_NAMES)
+        if use - set(ENGINE_NAMES):
+            raise ValueError(f"unknown scanner engine(s): {sorted(use - set(ENGINE_NAMES))}")
+        self.texts, self.use, self.commands = texts, use, commands
+        runs = gate.may_hold_b64(texts)
+        self.flat = [(i, v) for i, t in enumerate(texts) for v in text_views(t, runs[i])]
+        path = _kingfisher_binary()[0] if "kingfisher" in use else None
+        self.job = None
+        self.waited = 0.0  # wall seconds `result` spent on Kingfisher's findings (mostly waiting for it)
+        if path and any(t.strip() for t in texts):
+            self.job = kingfisher.Job(path, [v.text for _, v in self.flat], KINGFISHER_TIMEOUT_S)
+
+    def result(self) -> list[list[Finding]]:
+        """Each text's findings; FunesError when Kingfisher failed (fail closed)."""
+        texts, use, flat, job = self.texts, self.use, self.flat, self.job
+        hits: list[list[tuple[str, int, int]]] = [[] for _ in texts]
         ds = "detect-secrets" in use and detectsecrets.available()
         found = _in_process([v.text for _, v in flat], "funes-rules" in use, ds)
-        for j, kind, s, e in itertools.chain(found, job.findings() if job else ()):
+        t0 = time.monotonic()
+        theirs = job.findings() if job else []
+        self.waited = time.monotonic() - t0
+        for j, kind, s, e in itertools.chain(found, theirs):
             i, v = flat[j]
             hits[i].append((kind, *v.to_raw(s, e)))
-        if commands is not None and "funes-rules" in use:
-            for i, (t, cmd) in enumerate(zip(texts, commands)):
+        if self.commands is not None and "funes-rules" in use:
+            for i, (t, cmd) in enumerate(zip(texts, self.commands)):
                 hits[i].extend(outputs.findings(t, cmd))
-    finally:
-        if job:
-            job.close()
-    return [_merge(t, h) for t, h in zip(texts, hits)]
+        return [_merge(t, h) for t, h in zip(texts, hits)]
+
+    def done(self) -> bool:
+        """Whether Kingfisher is through: `result()` then waits for nothing (the in-process engines
+        and the merge are this process's CPU either way)."""
+        return self.job is None or self.job.done()
+
+    def close(self) -> None:
+        if self.job:
+            self.job.close()
 
 
 def _in_process(texts: list[str], use_rules: bool, use_ds: bool) -> list[tuple[int, str, int, int]]:

@@ -235,6 +235,10 @@ class Job:
         finally:
             scratch.remove(self.tmp)
 
+    def done(self) -> bool:
+        """Whether the child has exited and its output is read (`findings` then does not wait)."""
+        return not self.thread.is_alive()
+
     def findings(self) -> list[tuple[int, str, int, int]]:
         """(text index, kind, start, end) of every finding; FunesError on any scanner failure."""
         self.thread.join()

@@ -1,0 +1,236 @@
+"""The serial path's pipelined flush: each flush's Kingfisher scan runs while the next units are
+read, and the rows, the fail-closed rule, the ledger and a kill behave as when every flush waited."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import lance
+import pytest
+
+from conftest import subprocess_env
+from funes import paths, scan
+from funes.commands import index, prepare
+from funes.errors import FunesError
+from funes.memory import ledger
+from transcripts import prose, write_claude_session
+
+SESSIONS = 24
+FLUSH_BLOCKS = "32"  # three flushes over the tree below (each unit is 4 blocks)
+
+
+@pytest.fixture(autouse=True)
+def _kingfisher():
+    if scan._kingfisher_binary()[0] is None:
+        pytest.skip("kingfisher is not installed (the pipeline overlaps its scan)")
+
+
+def _tree(root: Path) -> Path:
+    for s in range(SESSIONS):
+        texts = [prose(s * 10 + i, 30 + (s * 7 + i) % 60) for i in range(4)]
+        if s % 4 == 0:  # something for every engine to remove, Kingfisher's own kinds included
+            texts[1] += f" export GITHUB_TOKEN=ghp_{'a1B2c3D4e5' * 3}x9Z8y7"
+            texts[2] += " AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY9"
+        write_claude_session(root, f"pipe-{s:03d}", texts, project=f"-home-u-p{s % 3}")
+    return root
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """The tree and the rows one flush over all of it stores (nothing pending: the path as it was)."""
+    base = tmp_path_factory.mktemp("reference")
+    tree = _tree(base / "tree")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HOME", str(base))
+        mp.setenv("FUNES_HOME", str(base / "funes"))
+        mp.delenv("FUNES_FLUSH_BLOCKS", raising=False)
+        _index(tree)
+        return tree, _rows(base / "funes")
+
+
+def _rows(home: Path | None = None) -> dict:
+    t = lance.dataset(str((home or paths.home()) / "memory" / "chunks.lance")).to_table()
+    rows = {r["id"]: r for r in t.to_pylist()}
+    assert len(rows) == t.num_rows  # no id stored twice
+    return rows
+
+
+def _children() -> list[int]:
+    """Processes whose parent is this one (a Kingfisher child left behind would be one)."""
+    me, out = os.getpid(), []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                stat = (d / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == me:
+                out.append(int(d.name))
+    return out
+
+
+class _Recorder:
+    """prepare.Flush and read_unit, watched: when each flush was begun and finished (and its
+    sessions), each unit read, and how many flushes were open at once."""
+
+    def __init__(self, monkeypatch):
+        self.events: list[tuple[str, int]] = []
+        self.sessions: list[set[str]] = []
+        self.open = 0
+        self.most_open = 0
+        rec, real, read = self, prepare.Flush, prepare.read_unit
+
+        def read_unit(*a, **kw):
+            rec.events.append(("read", -1))
+            return read(*a, **kw)
+
+        class Flush(real):  # type: ignore[misc, valid-type]
+            def __init__(self, tables):
+                super().__init__(tables)
+                rec.open += 1
+                rec.most_open = max(rec.most_open, rec.open)
+                self.n = len(rec.sessions)
+                rec.sessions.append(set(self.blocks["session_id"].to_pylist()))
+                rec.events.append(("begin", self.n))
+
+            def finish(self):
+                try:
+                    return super().finish()
+                finally:
+                    rec.open -= 1
+                    rec.events.append(("finish", self.n))
+
+            def close(self):
+                if self.redaction is not None and ("finish", self.n) not in rec.events:
+                    rec.events.append(("closed", self.n))
+                super().close()
+
+        monkeypatch.setattr(prepare, "Flush", Flush)
+        monkeypatch.setattr(prepare, "read_unit", read_unit)
+
+    def overlapped(self, n: int) -> bool:
+        """Whether a unit was read, or another flush finished, after flush n was begun and before
+        it was finished (its scan running meanwhile)."""
+        i, j = self.events.index(("begin", n)), self.events.index(("finish", n))
+        return any(e == "read" or (e == "finish" and m != n) for e, m in self.events[i:j])
+
+    def trace(self) -> str:
+        return "".join("r" if e == "read" else f" {e}{n} " for e, n in self.events)
+
+
+def _index(tree: Path) -> index.IndexReport:
+    return index.index(index.Options(path=str(tree), no_embed=True))
+
+
+def test_pipelined_rows_equal_one_flush_and_no_child_is_left(funes_home, reference, monkeypatch):
+    tree, want = reference
+    monkeypatch.setenv("FUNES_FLUSH_BLOCKS", FLUSH_BLOCKS)
+    rec = _Recorder(monkeypatch)
+    got = _index(tree)
+    assert got.chunks_added == len(want)
+    assert _rows() == want  # ids, texts, redactions, every column
+    assert any("[REDACTED:" in r["text"] for r in want.values())
+    begins = [n for e, n in rec.events if e == "begin"]
+    assert begins == [0, 1, 2]
+    assert [n for e, n in rec.events if e == "finish"] == begins  # stored in order
+    # each flush's scan ran while the next units were read or the flush before it was finished;
+    # the pass's last one had nothing left to overlap
+    assert [rec.overlapped(n) for n in begins] == [True, True, False], rec.trace()
+    assert rec.most_open <= 2  # one pending and the one being begun: never more
+    assert _children() == []
+    assert list((funes_home / "tmp").iterdir()) == []  # no scan spill left
+
+
+def _failing_kingfisher(tmp_path: Path, fail_at: int) -> Path:
+    """The real binary, except that its `fail_at`-th scan exits 3 (after reading its input)."""
+    real = scan._kingfisher_binary()[0]
+    count = tmp_path / "calls"
+    fake = tmp_path / "kingfisher"
+    fake.write_text(
+        "#!/bin/sh\n"
+        f'if [ "$1" = scan ]; then n=$(( $(cat {count} 2>/dev/null || echo 0) + 1 )); echo $n > {count}; '
+        f'if [ $n -eq {fail_at} ]; then cat > /dev/null; echo "boom" >&2; exit 3; fi; fi\n'
+        f'exec "{real}" "$@"\n'
+    )
+    fake.chmod(0o755)
+    return fake
+
+
+def test_a_scanner_failure_withholds_its_flush_and_what_follows(funes_home, reference, tmp_path, monkeypatch):
+    tree, want = reference
+    monkeypatch.setenv("FUNES_FLUSH_BLOCKS", FLUSH_BLOCKS)
+    monkeypatch.setenv("FUNES_KINGFISHER", str(_failing_kingfisher(tmp_path, 2)))
+    rec = _Recorder(monkeypatch)
+    with pytest.raises(FunesError, match=r"kingfisher failed \(exit 3\)"):
+        _index(tree)
+    # as when each flush waited for its scan: the first flush is stored and ledgered; the second
+    # (whose scan failed) is not, nor one begun meanwhile (its scan stopped)
+    assert [n for e, n in rec.events if e == "finish"] == [0, 1]
+    assert all(("closed", n) in rec.events for n in range(2, len(rec.sessions)))
+    stored = _rows()
+    sessions = {r["session_id"] for r in stored.values()}
+    assert sessions == rec.sessions[0] and len(sessions) < SESSIONS
+    assert stored == {k: r for k, r in want.items() if r["session_id"] in sessions}
+    state = json.loads(paths.state_file().read_text())
+    assert {Path(k).stem for k in state if k != ledger.TABLE} == sessions
+    assert _children() == []
+    assert list((funes_home / "tmp").iterdir()) == []
+    # the next run (the scanner fixed) reads the rest again and ends with exactly the reference rows
+    monkeypatch.delenv("FUNES_KINGFISHER")
+    monkeypatch.delenv("FUNES_FLUSH_BLOCKS")
+    again = _index(tree)
+    assert again.chunks_added == len(want) - len(stored)
+    assert _rows() == want
+
+
+@pytest.mark.slow
+def test_a_kill_mid_run_loses_nothing_stored_and_rereads_cleanly(funes_home, reference):
+    tree, want = reference
+    env = subprocess_env(funes_home, FUNES_FLUSH_BLOCKS="8")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "funes.cli", "index", str(tree), "--no-embed"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    state = paths.state_file(funes_home)
+    end = time.monotonic() + 60
+    while not state.exists() and proc.poll() is None and time.monotonic() < end:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)  # after its first commit, with a flush pending
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, "the run ended before it could be killed"
+    stored = _rows()
+    assert stored == {k: r for k, r in want.items() if k in stored}  # what it stored is intact
+    assert len(stored) < len(want)
+    _index(tree)
+    assert _rows() == want
+
+
+@pytest.mark.corpus
+def test_pipelined_rows_equal_one_flush_on_real_transcripts(funes_home, corpus, tmp_path, monkeypatch):
+    """The same equality on real coding-agent transcripts (tool calls and output, false-positive
+    secrets and all): the 14 smallest Claude Code and Codex files of ../shared/corpus each."""
+    import shutil
+
+    tree = tmp_path / "tree"
+    for harness in ("claude", "codex"):
+        files = sorted((corpus / harness).glob("*.jsonl"), key=lambda p: p.stat().st_size)[:14]
+        (tree / harness).mkdir(parents=True)
+        for f in files:
+            shutil.copy(f, tree / harness / f.name)
+    _index(tree)
+    want = _rows()
+    monkeypatch.setenv("FUNES_HOME", str(funes_home.parent / "pipelined"))
+    monkeypatch.setenv("FUNES_FLUSH_BLOCKS", "60")
+    rec = _Recorder(monkeypatch)
+    _index(tree)
+    assert len(rec.sessions) >= 3 and any(rec.overlapped(n) for n in range(len(rec.sessions) - 1))
+    assert _rows(funes_home.parent / "pipelined") == want
+    assert any("[REDACTED:" in r["text"] for r in want.values())  # (2 of 561 chunks when measured)
