@@ -78,11 +78,6 @@ def chunk(tables: list):
     return run.chunk_blocks(blocks.concat(tables), redact_texts)
 
 
-# the most blocks `run.chunk_blocks` cleans in one batch (its datasets.map batch size): a larger
-# flush is redacted batch by batch as it always was, none of it begun early
-CLEAN_ROWS = 65536
-
-
 class Flush:
     """`chunk(tables)`, begun: the blocks' redaction is started at once (`redact.start`), so that
     Kingfisher scans them in its own process while this one reads the next units; `finish()`
@@ -90,13 +85,12 @@ class Flush:
     a scan still running and is safe to repeat."""
 
     def __init__(self, tables: list):
-        import pyarrow as pa
+        from funes.ingest import blocks, redact, run, stages
 
-        from funes.ingest import redact, stages
-
-        self.blocks = pa.concat_tables(tables).combine_chunks()
+        self.blocks = blocks.concat(tables)
         self.rows = self.blocks.num_rows
-        self.inputs = stages.scan_inputs(self.blocks) if 0 < self.rows <= CLEAN_ROWS else None
+        # a flush larger than one clean batch is redacted batch by batch as it always was, none of it begun early
+        self.inputs = stages.scan_inputs(self.blocks) if 0 < self.rows <= run.CLEAN_BATCH else None
         self.redaction = redact.start(*self.inputs) if self.inputs is not None else None
         self.waited = 0.0  # seconds `finish` waited for the scanner
 
