@@ -173,14 +173,15 @@ def fuse(
     weights = confident_weights(legs, fusion) if fusion.method == "conf" else {n: fusion.weight(n) for n in legs}
     if fusion.method == "z":
         return _zfuse(pool, legs, weights, fusion, limit, groups)
-    total = sum(weights.values()) or 1.0  # one leg alone still spans [0, 1]
+    found = [name for name, (rows, _) in legs.items() if len(rows)]  # a leg that returned nothing is absent
+    total = sum(weights[n] for n in found) or 1.0  # one leg alone still spans [0, 1]
     for name, (rows, scores) in legs.items():
         for row, v in zip(np.asarray(rows).tolist(), _normalised(name, scores, fusion).tolist()):
             pool[row].score += weights[name] * max(v, 0.0) / total
     for f in pool.values():
         f.scale = 1.0
         if fusion.method == "mnz":
-            f.score *= len(f.ranks) / len(legs)  # CombMNZ: a row both legs found keeps its sum
+            f.score *= len(f.ranks) / len(found)  # CombMNZ: a row every leg found keeps its sum
     if fusion.method == "agree":
         slots.agree(pool, legs, fusion.agree_depth, fusion.agree_boost, groups)
     return _lifted(pool, legs, weights, fusion, limit, groups)
