@@ -191,9 +191,16 @@ def test_combmnz_rank_biased_and_session_agreement_fusions():
         "wrrf:0.5@1:3",
         "mm:0.8+1@1:3",
         "mnz:0.8:1",
+        "mm:0.8@",
+        "mm:0.8+",
+        "rrf@",
     ):
         with pytest.raises(ValueError):
             parse(bad)
+    with pytest.raises(ValueError, match="'x' is not a number"):
+        parse("agree:0.8:3:x")
+    with pytest.raises(ValueError, match="BM25's weight"):
+        parse("agree:w:3:1")
 
 
 def _recall(mem, query, **kw):
