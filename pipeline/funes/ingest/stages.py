@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-
 import pyarrow as pa
 
 from funes import schema, vocab
@@ -100,16 +98,16 @@ def split(batch: pa.Table) -> pa.Table:
     texts: list[str] = []
     split_idx: list[int] = []
     owner: list[int] = []  # the block each piece comes from
-    sha1, tools, ws, most = hashlib.sha1, ("tool_use", "tool_result"), chunk._WS, chunk.MAX_CHARS
-    # `chunk.render`, `chunk.split` and `chunk.chunk_id` inlined for the usual block, one piece of
-    # prose: per-block calls were most of this stage
+    make_id, trim, tools, most = chunk.chunk_id, chunk.trim, ("tool_use", "tool_result"), chunk.MAX_CHARS
+    # `chunk.render` and `chunk.split` skipped for the usual block, one piece of prose: per-block
+    # calls were most of this stage; ids and trimming are chunk's own (one definition of an id)
     for i, (kind, text, tool, sid, turn, block) in enumerate(zip(*cols)):
-        whole = (chunk.render(kind, text, tool) if kind in tools else text).strip(ws)
+        whole = trim(chunk.render(kind, text, tool) if kind in tools else text)
         if not whole:
             continue
         pieces = [whole] if len(whole) <= most else chunk.split(whole)
         for j, piece in enumerate(pieces):
-            ids.append(sha1(f"{sid}:{turn}:{block}:{j}".encode("utf-8", "surrogatepass")).hexdigest()[:16])
+            ids.append(make_id(sid, turn, block, j))
             texts.append(piece)
             split_idx.append(j)
             owner.append(i)
