@@ -82,12 +82,12 @@ def instrument() -> None:
     _timed(ChunkTable, "append_new", "store")
     _timed(ledger, "save_state", "ledger")
     _timed(indexes, "refresh", "index")
-    if hasattr(tokenize, "token_ids"):  # the column tokeniser (bm25.build_texts), else the per-text one
-        _timed(tokenize, "token_ids", "tokenise")
-    else:
-        _timed(indexes, "tokenize_many", "tokenise")
     if hasattr(tokenize, "document_ids"):  # the refresh's documents: line and text tokenised apart
         _timed(tokenize, "document_ids", "tokenise")
+    if hasattr(tokenize, "token_ids"):  # the column tokeniser of older code, else the per-text one
+        _timed(tokenize, "token_ids", "tokenise")
+    elif not hasattr(tokenize, "document_ids"):
+        _timed(indexes, "tokenize_many", "tokenise")
 
 
 KINGFISHER = {"calls": 0, "texts": 0}

@@ -88,12 +88,15 @@ def main() -> None:
     def read_all(tiers=("text",)):
         return [prepare.read_unit(s, u, tiers, True)[0] for s, u in units]
 
+    def via_frame(session_id, workdir, turns, source_path, harness, source=None):
+        return frame.build_frame(session_id, workdir, turns, source_path, harness)  # a polars frame per unit
+
     def read_before():
-        claude.build_table, codex.build_table = frame.build_frame, frame.build_frame
+        claude.build_rows, codex.build_rows = via_frame, via_frame
         try:
             read_all()
         finally:
-            claude.build_table, codex.build_table = frame.build_table, frame.build_table
+            claude.build_rows, codex.build_rows = frame.build_rows, frame.build_rows
 
     def scan_with(texts, shortcuts: bool):
         if shortcuts:

@@ -6,8 +6,8 @@ Over the chunk texts of a day-zero memory (`--memory`, default bench/out/dayzero
 `dayzero_bench.py` leaves it), interleaved rounds, best round of each, CPU time of this process
 (the figures hold on a loaded box); the code before is the `--base` commit's module, read with
 `git show` and loaded beside the shipped one:
-- tokenise + postings, cold (a fresh process: empty token caches) and warm: `bm25.build_texts`
-  (column tokeniser, counting-sort postings) vs `bm25.build(tokenize_many(texts))` of the base;
+- tokenise + postings, cold (a fresh process: empty token caches) and warm: `bm25.build_documents`
+  with empty context lines and one refresh's `tokenize.Numbering` (column tokeniser, counting-sort postings) vs `bm25.build(tokenize_many(texts))` of the base;
 - save + merge of the segments a budgeted run writes (`bm25.save`, `bm25.merge`);
 - tier select (`stages.select`, per unit: plain Python over the unit's rows instead of Arrow
   kernels) and split (`stages.split`: one take of the block columns instead of a copy per piece),
@@ -88,16 +88,17 @@ def main() -> None:
     def cold():
         tokenize._expand.cache_clear()
         tokenize._stem.cache_clear()
-        if hasattr(tokenize, "_NUMBERING"):  # the pieces' term ids, kept across calls since h13t
-            tokenize._NUMBERING.clear()
+        numbering.clear()  # the pieces' term ids, shared by the calls of one refresh
         if hasattr(bm25.term_hash, "cache_clear"):
             bm25.term_hash.cache_clear()
 
     def old_build(lo, hi):
         return old_bm25.build(tokenize.tokenize_many(texts[lo:hi]), lo)
 
+    numbering = tokenize.Numbering()
+
     def new_build(lo, hi):
-        return bm25.build_texts(texts[lo:hi], lo)
+        return bm25.build_documents([""] * (hi - lo), texts[lo:hi], lo, numbering)
 
     def segments(build):
         return [build(lo, hi) for lo, hi in itertools.pairwise(cuts)]

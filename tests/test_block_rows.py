@@ -86,10 +86,21 @@ def test_tallies_are_those_of_the_arrow_rows():
 
 def _datasets_chunk_blocks(table: pa.Table, redact, clean_batch: int) -> tuple[pa.Table, Counter]:
     """run.chunk_blocks as it was: two datasets.map stages."""
-    ds = run._dataset(table)
-    ds = run._map(ds, lambda b: stages.clean(b, redact), "clean", clean_batch)
+    import datasets
+    from datasets.table import InMemoryTable
+
+    datasets.disable_progress_bars()
+
+    def stage(ds, fn, tag: str, batch_size: int, drop: bool = False):
+        cols = ds.column_names if drop else None
+        return ds.map(
+            fn, batched=True, batch_size=batch_size, keep_in_memory=True, new_fingerprint=tag, remove_columns=cols
+        )
+
+    ds = datasets.Dataset(InMemoryTable(table), fingerprint="funes-rows").with_format("arrow")
+    ds = stage(ds, lambda b: stages.clean(b, redact), "clean", clean_batch)
     removed = Counter(k for ks in ds.data.table["redactions"].to_pylist() for k in ks)
-    ds = run._map(ds, stages.split, "split", 512, drop=True)
+    ds = stage(ds, stages.split, "split", 512, drop=True)
     return ds.data.table.cast(stages.schema.arrow_schema("chunks")), removed
 
 

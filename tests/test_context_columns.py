@@ -204,7 +204,7 @@ def test_stored_documents_equal_the_row_definition():
     rows = _fixture_rows() + _edge_rows()
     table = pa.Table.from_pylist(rows)
     for source_table, batch in ((table, table), (table, table.slice(len(rows) // 2)), (table, table.slice(0, 0))):
-        earlier = contexts.earlier(source_table, batch)
+        earlier = contexts.earlier_table(source_table, batch).to_pylist()
         want = [
             f"{c}\n{r['text']}"
             for c, r in zip(

@@ -158,6 +158,11 @@ def test_combmnz_rank_biased_and_session_agreement_fusions():
         r: round(v * (1.0 if r == 2 else 0.5), 6) for r, v in mm.items()
     }
     assert mnz[0].row == 2 and _monotone(mnz)
+    # one leg alone (the other returned nothing: a --no-embed memory) still spans [0, 1]
+    for empty in (legs([(1, 9.0), (2, 5.0), (3, 1.0)], []), legs([], [(4, 0.9), (5, 0.1)])):
+        for spec in ("mnz:0.8", "mm:0.8"):
+            got = fuse(empty, 10, parse(spec))
+            assert got[0].normalised == pytest.approx(1.0) and got[-1].normalised == pytest.approx(0.0), spec
     # rank-biased: only ranks count; P close to 1 behaves like a vote, P small like the weightier leg alone
     rbf = fuse(both, 10, parse("rbf:0.5:0.9"))
     assert rbf[0].row == 2 and rbf[0].normalised == pytest.approx(0.5 * 0.9 + 0.5 * 0.9)
@@ -186,9 +191,16 @@ def test_combmnz_rank_biased_and_session_agreement_fusions():
         "wrrf:0.5@1:3",
         "mm:0.8+1@1:3",
         "mnz:0.8:1",
+        "mm:0.8@",
+        "mm:0.8+",
+        "rrf@",
     ):
         with pytest.raises(ValueError):
             parse(bad)
+    with pytest.raises(ValueError, match="'x' is not a number"):
+        parse("agree:0.8:3:x")
+    with pytest.raises(ValueError, match="BM25's weight"):
+        parse("agree:w:3:1")
 
 
 def _recall(mem, query, **kw):

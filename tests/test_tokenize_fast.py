@@ -1,4 +1,4 @@
-"""The column tokeniser (`tokenize.token_ids`, `bm25.build_texts`) yields exactly the reference tokens.
+"""The column tokeniser (`tokenize.document_ids`, `bm25.build_documents`) yields exactly the reference tokens.
 
 `tokenize.tokenize` stays the one definition of a token (queries use it); the index builds its
 segments from the column path, so every token, the vocabulary order and the postings must be
@@ -39,8 +39,17 @@ EDGE = [
 ]
 
 
+def _token_ids(texts, step: int = 4096, numbering=None):
+    """The column tokeniser over `texts` alone (documents with an empty line)."""
+    return tokenize.document_ids([""] * len(texts), texts, step, numbering)
+
+
+def _build_texts(texts, start: int):
+    return bm25.build_documents([""] * len(texts), texts, start)
+
+
 def _flat(texts):
-    vocab, ids, lengths = tokenize.token_ids(texts)
+    vocab, ids, lengths = _token_ids(texts)
     inv = list(vocab)
     out, pos = [], 0
     for n in lengths.tolist():
@@ -98,7 +107,7 @@ def _postings(token_lists) -> dict[str, list[tuple[int, int]]]:
 def test_segment_from_texts_equals_the_reference_segment(start):
     texts = EDGE + _fixture_texts()[:400]
     tokens = tokenize.tokenize_many(texts)
-    ref, got = bm25.build(tokens, start), bm25.build_texts(texts, start)
+    ref, got = bm25.build(tokens, start), _build_texts(texts, start)
     assert list(got.vocab.items()) == list(ref.vocab.items())
     for f in ("data", "indices", "indptr", "doclen"):
         a, b = getattr(got, f), getattr(ref, f)
@@ -118,7 +127,7 @@ def test_scores_are_unchanged(tmp_path):
     halves = [(0, 250), (250, len(texts))]
     ref = [bm25.build(tokens[lo:hi], lo) for lo, hi in halves]
     for i, (lo, hi) in enumerate(halves):
-        bm25.save(bm25.build_texts(texts[lo:hi], lo), tmp_path / f"s{i}")
+        bm25.save(_build_texts(texts[lo:hi], lo), tmp_path / f"s{i}")
     got = [bm25.load(tmp_path / f"s{i}", lo) for i, (lo, _) in enumerate(halves)]
     for q in ("session tool", "claude code assistant", "error file path", "uuid message"):
         terms = tokenize.query_terms(q)
@@ -128,9 +137,9 @@ def test_scores_are_unchanged(tmp_path):
 
 
 def test_empty_input_builds_an_empty_segment():
-    seg = bm25.build_texts([], 5)
+    seg = _build_texts([], 5)
     assert seg.n == 0 and len(seg.vocab) == 0 and seg.indptr.tolist() == [0]
-    seg = bm25.build_texts(["", None], 0)
+    seg = _build_texts(["", None], 0)
     assert seg.n == 2 and seg.doclen.tolist() == [0.0, 0.0]
 
 
@@ -139,7 +148,7 @@ def test_merged_segments_equal_one_segment_built_at_once(tmp_path):
     whole = bm25.build(tokenize.tokenize_many(texts), 0)
     cuts = [0, 7, 200, len(texts)]
     for i, (lo, hi) in enumerate(pairwise(cuts)):
-        bm25.save(bm25.build_texts(texts[lo:hi], lo), tmp_path / f"s{i}")
+        bm25.save(_build_texts(texts[lo:hi], lo), tmp_path / f"s{i}")
     merged = bm25.merge([bm25.load(tmp_path / f"s{i}", lo) for i, lo in enumerate(cuts[:-1])])
     assert list(merged.vocab.items()) == list(whole.vocab.items())
     for f in ("data", "indices", "indptr", "doclen"):
@@ -159,9 +168,9 @@ def test_a_merge_keeps_terms_arrow_cannot_hold():
 
 def test_slices_continue_one_numbering():
     texts = EDGE + _fixture_texts()[:300]
-    whole = tokenize.token_ids(texts, step=10**9)
+    whole = _token_ids(texts, step=10**9)
     for step in (1, 3, 64):
-        vocab, ids, lengths = tokenize.token_ids(texts, step=step)
+        vocab, ids, lengths = _token_ids(texts, step=step)
         assert list(vocab.items()) == list(whole[0].items())
         assert ids.tolist() == whole[1].tolist() and lengths.tolist() == whole[2].tolist()
 
@@ -183,7 +192,7 @@ def _joined(lines, texts):
 def _assert_documents(lines, texts) -> None:
     import pyarrow as pa
 
-    want = tokenize.token_ids(_joined(lines, texts))
+    want = _token_ids(_joined(lines, texts))
     for given in (texts, pa.array([t or "" for t in texts], pa.string())):
         vocab, ids, lengths = tokenize.document_ids(lines, given, step=7)
         assert list(vocab.items()) == list(want[0].items())
@@ -221,18 +230,41 @@ def test_lines_and_texts_must_pair_up():
 
 
 def test_results_do_not_depend_on_earlier_calls(monkeypatch):
-    # the pieces' term ids are shared by every call in a process; no call may see another's
+    # the pieces' term ids are shared by the calls given one numbering; no call may see another's
     a, b = EDGE + _fixture_texts()[:200], _fixture_texts()[200:500]
-    fresh = tokenize._Numbering()
-    monkeypatch.setattr(tokenize, "_NUMBERING", fresh)
-    first_b = tokenize.token_ids(b)
-    tokenize.token_ids(a)
-    again_b = tokenize.token_ids(b)
-    fresh.clear()
-    monkeypatch.setattr(fresh, "MAX_PIECES", 0)  # cleared before every call: the same answers
-    tokenize.token_ids(a)
-    cleared_b = tokenize.token_ids(b)
+    first_b = _token_ids(b)
+    shared = tokenize.Numbering()
+    _token_ids(a, numbering=shared)
+    again_b = _token_ids(b, numbering=shared)
+    shared.clear()
+    monkeypatch.setattr(shared, "MAX_PIECES", 0)  # cleared before every call: the same answers
+    _token_ids(a, numbering=shared)
+    cleared_b = _token_ids(b, numbering=shared)
     for got in (again_b, cleared_b):
         assert list(got[0].items()) == list(first_b[0].items())
         assert got[1].tolist() == first_b[1].tolist() and got[2].tolist() == first_b[2].tolist()
     _assert_exact(b)
+
+
+def test_a_numbering_is_bounded_on_terms_too(monkeypatch):
+    # blob pieces (> MAX_KEPT) are never remembered, but their terms are numbered: they count
+    blobs = ["/".join(f"p{i}x{j}" for j in range(60)) * 2 for i in range(200)]
+    assert all(len(b) > tokenize.MAX_KEPT for b in blobs)
+    shared = tokenize.Numbering()
+    monkeypatch.setattr(shared, "MAX_TERMS", 1000)
+    _token_ids(blobs, numbering=shared)
+    assert set(shared.pieces) <= {""} and len(shared.terms) > 1000  # the empty line alone
+    want = _token_ids(blobs[:5])
+    got = _token_ids(blobs[:5], numbering=shared)  # cleared first, the same answer
+    assert len(shared.terms) <= 1000
+    assert list(got[0].items()) == list(want[0].items()) and got[1].tolist() == want[1].tolist()
+
+
+def test_a_call_without_a_numbering_keeps_nothing():
+    import gc
+
+    import funes.memory.tokenize as mod
+
+    _token_ids(EDGE)
+    gc.collect()
+    assert not any(isinstance(o, mod.Numbering) for o in gc.get_objects())

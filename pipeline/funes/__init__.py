@@ -1,9 +1,11 @@
 """funes: a local-first memory for coding agents.
 
 The flow in one paragraph: `traces/` turns each agent's transcripts (Claude Code, Codex, pi,
-Hermes, Parquet trace exports) into one canonical turn/block table (schemas/turns.json);
-`ingest/` chunks, redacts and embeds those rows as pure stages chained by one `datasets.map`
-pipeline (ingest/run.py); `memory/` appends the chunk rows to an append-only Lance dataset
+Hermes, Parquet trace exports) into one canonical turn/block table (schemas/turns.json), as
+column lists or an Arrow table;
+`ingest/` chunks, redacts and embeds those rows as pure stages over Arrow batches, called in
+turn by ingest/run.py (the chunk stages straight over Arrow slices, the embed stage as a
+`datasets.map`); `memory/` appends the chunk rows to an append-only Lance dataset
 (memory/chunks.lance, vectors in memory/vectors.lance so text is searchable before it is
 embedded) and keeps the faiss + bm25s indexes fresh incrementally; `retrieval/` fuses vector and
 BM25 legs, reranks, weighs recency and attaches neighbours; `commands/` decide what to do and

@@ -1,1 +1,2 @@
-"""Pure ingest stages over Arrow batches (chunk, redact, embed); run.py chains them with datasets.map."""
+"""Pure ingest stages over Arrow batches (select, clean, split; embed); run.py calls the chunk
+stages straight over Arrow slices and runs the embed stage as one datasets.map."""

@@ -44,22 +44,24 @@ def unit_blocks(frame, unit: Unit, tiers, include_thinking: bool) -> pa.Table:
 
 def arrow_blocks(table: pa.Table, unit: Unit, tiers, include_thinking: bool) -> pa.Table:
     """The same from the frame already in Arrow (the local path reads its tallies from it)."""
-    repo = repos.repo_for_unit(unit) if table.num_rows else ""
-    table = table.append_column("repo", pa.array([repo] * table.num_rows, pa.string()))
-    return stages.select(table, set(tiers), include_thinking=include_thinking)
+    table = table.append_column("repo", pa.array([_repo(unit, table.num_rows)] * table.num_rows, pa.string()))
+    return stages.select(table, set(tiers), include_thinking=include_thinking)  # select_lists' rule
 
 
 def row_blocks(rows: Rows, unit: Unit, tiers, include_thinking: bool) -> Blocks:
     """`arrow_blocks` of a unit's rows still as lists: the same rows, not yet Arrow."""
     n = len(rows)
-    if not n:
-        repo = ""
-    elif rows.source is not None:  # a transcript file: its cwd line is in the bytes already read
-        repo = repos.repo_of_cwd(repos.cwd_of_transcript(unit.path, rows.source))
-    else:
-        repo = repos.repo_for_unit(unit)
-    cols = {**rows.columns, "repo": [repo] * n}
+    cols = {**rows.columns, "repo": [_repo(unit, n, rows.source)] * n}
     return Blocks(stages.select_lists(cols, set(tiers), include_thinking))
+
+
+def _repo(unit: Unit, rows: int, source: bytes | None = None) -> str:
+    """The repo of a unit's rows ("" when it has none); `source`: the transcript's bytes already read."""
+    if not rows:
+        return ""
+    if source is not None:  # a transcript file: its cwd line is in the bytes already read
+        return repos.repo_of_cwd(repos.cwd_of_transcript(unit.path, source))
+    return repos.repo_for_unit(unit)
 
 
 def concat(parts: list) -> pa.Table:

@@ -13,29 +13,6 @@ import pyarrow as pa
 
 from funes.ingest import stages
 
-
-def _dataset(table: pa.Table):
-    import datasets
-    from datasets.table import InMemoryTable
-
-    datasets.disable_progress_bars()
-    # a named fingerprint: without one, datasets pickles and hashes the whole table (~5 % of a
-    # day-zero run's CPU); nothing is cached on disk (keep_in_memory), so the name only labels it
-    return datasets.Dataset(InMemoryTable(table), fingerprint="funes-rows").with_format("arrow")
-
-
-def _map(ds, fn, tag: str, batch_size: int, drop: bool = False):
-    # an explicit fingerprint: hashing closures over models/scanners is slow and pointless here
-    return ds.map(
-        fn,
-        batched=True,
-        batch_size=batch_size,
-        keep_in_memory=True,
-        new_fingerprint=tag,
-        remove_columns=ds.column_names if drop else None,
-    )
-
-
 # one batch per flush: the scanner subprocess costs ~0.9 s of start-up per call
 CLEAN_BATCH = 65536
 
@@ -64,6 +41,25 @@ def embed_rows(texts: list[str], embedder, batch_size: int = 256) -> np.ndarray:
         flat = pa.array(np.ascontiguousarray(vec, dtype=np.float32).reshape(-1))
         return pa.table({"vector": pa.FixedSizeListArray.from_arrays(flat, embedder.dim)})
 
-    out = _map(_dataset(pa.table({"text": pa.array(texts, pa.string())})), stage, "embed", batch_size, drop=True)
-    col = out.data.table["vector"].combine_chunks()
+    col = _embed_map(pa.table({"text": pa.array(texts, pa.string())}), stage, batch_size)["vector"].combine_chunks()
     return col.flatten().to_numpy(zero_copy_only=False).reshape(-1, embedder.dim)
+
+
+def _embed_map(table: pa.Table, stage, batch_size: int) -> pa.Table:
+    """`stage` over `table` as a datasets.map stage, `batch_size` rows a call: the table it returns."""
+    import datasets
+    from datasets.table import InMemoryTable
+
+    datasets.disable_progress_bars()
+    # named fingerprints: without them, datasets pickles and hashes the whole table and the
+    # closure over the model; nothing is cached on disk (keep_in_memory), so the names only label it
+    ds = datasets.Dataset(InMemoryTable(table), fingerprint="funes-rows").with_format("arrow")
+    out = ds.map(
+        stage,
+        batched=True,
+        batch_size=batch_size,
+        keep_in_memory=True,
+        new_fingerprint="embed",
+        remove_columns=ds.column_names,
+    )
+    return out.data.table

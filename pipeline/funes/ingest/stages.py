@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-
 import pyarrow as pa
 
 from funes import schema, vocab
@@ -13,23 +11,17 @@ from funes.ingest import chunk
 def select(blocks: pa.Table, tiers: set[str], include_thinking: bool) -> pa.Table:
     """Keep the blocks of the given tiers (thinking optional); block_idx keeps its original number.
     Each tool_result carries the text of its tool call in `command` (redaction reads it), since
-    the call may be in another tier pass."""
-    # plain Python over one unit's few dozen rows: each Arrow kernel call costs more than the loop
-    kinds = blocks["block_type"].to_pylist()
-    types = set(kinds)
-    keep = kept_types(types, tiers, include_thinking)
-    kept = blocks if keep == types else blocks.filter(pa.array([k in keep for k in kinds], pa.bool_()))
-    if "command" in blocks.column_names:
-        return kept
-    if "tool_result" not in keep or "tool_use_id" not in blocks.column_names:
-        return kept.append_column("command", pa.nulls(kept.num_rows, pa.string()))
-    # the call a kept tool_result answers may be in a dropped tier: pair them over every row
-    return kept.append_column("command", pa.array(_paired(blocks, kept), pa.string()))
+    the call may be in another tier pass. `select_lists` over the table's columns: one rule for
+    both paths (plain Python over one unit's few dozen rows costs less than Arrow kernels)."""
+    names = blocks.column_names
+    out = blocks.schema if "command" in names else blocks.schema.append(pa.field("command", pa.string()))
+    return pa.Table.from_pydict(select_lists(blocks.to_pydict(), tiers, include_thinking), schema=out)
 
 
 def select_lists(cols: dict[str, list], tiers: set[str], include_thinking: bool) -> dict[str, list]:
-    """`select` over a unit's rows as column lists (turns columns, no `command`): the same rows
-    and the same `command`, before any Arrow is built (ingest/blocks.py builds it per flush)."""
+    """`select` over a unit's rows as column lists (turns columns, `command` optional): the kept
+    rows, and `command` (a given one is kept as is), before any Arrow is built (ingest/blocks.py
+    builds it per flush)."""
     kinds = cols["block_type"]
     types = set(kinds)
     keep = kept_types(types, tiers, include_thinking)
@@ -38,7 +30,10 @@ def select_lists(cols: dict[str, list], tiers: set[str], include_thinking: bool)
     else:
         at = [i for i, k in enumerate(kinds) if k in keep]
         kept = {c: [v[i] for i in at] for c, v in cols.items()}
-    if "tool_result" in keep:
+    if "command" in cols:
+        return kept
+    if "tool_result" in keep and "tool_use_id" in cols:
+        # the call a kept tool_result answers may be in a dropped tier: pair them over every row
         by_id = _calls(kinds, cols["tool_use_id"], cols["text"])
         kept["command"] = _answered(by_id, kept["block_type"], kept["tool_use_id"])
     else:
@@ -105,16 +100,16 @@ def split(batch: pa.Table) -> pa.Table:
     texts: list[str] = []
     split_idx: list[int] = []
     owner: list[int] = []  # the block each piece comes from
-    sha1, tools, ws, most = hashlib.sha1, ("tool_use", "tool_result"), chunk._WS, chunk.MAX_CHARS
-    # `chunk.render`, `chunk.split` and `chunk.chunk_id` inlined for the usual block, one piece of
-    # prose: per-block calls were most of this stage
+    make_id, trim, tools, most = chunk.chunk_id, chunk.trim, ("tool_use", "tool_result"), chunk.MAX_CHARS
+    # `chunk.render` and `chunk.split` skipped for the usual block, one piece of prose: per-block
+    # calls were most of this stage; ids and trimming are chunk's own (one definition of an id)
     for i, (kind, text, tool, sid, turn, block) in enumerate(zip(*cols)):
-        whole = (chunk.render(kind, text, tool) if kind in tools else text).strip(ws)
+        whole = trim(chunk.render(kind, text, tool) if kind in tools else text)
         if not whole:
             continue
         pieces = [whole] if len(whole) <= most else chunk.split(whole)
         for j, piece in enumerate(pieces):
-            ids.append(sha1(f"{sid}:{turn}:{block}:{j}".encode("utf-8", "surrogatepass")).hexdigest()[:16])
+            ids.append(make_id(sid, turn, block, j))
             texts.append(piece)
             split_idx.append(j)
             owner.append(i)

@@ -23,8 +23,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from funes.memory.tokenize import Numbering
 
 K1 = 1.2
 B = 0.75
@@ -84,19 +88,13 @@ def build(token_lists: list[list[str]], start: int) -> Segment:
     return build_ids(vocab, ids, lengths, start)
 
 
-def build_texts(texts: list[str], start: int) -> Segment:
-    """`build(tokenize_many(texts), start)`, the same segment (vocabulary order included), ~2.5x cheaper."""
-    from funes.memory.tokenize import token_ids
-
-    return build_ids(*token_ids(texts), start)
-
-
-def build_documents(lines: list[str], texts, start: int) -> Segment:
-    """`build_texts` of the documents ``f"{line}\\n{text}"`` (memory/contexts.py), without joining them;
-    `texts` may be the Arrow column read from the chunk table."""
+def build_documents(lines: list[str], texts, start: int, numbering: Numbering | None = None) -> Segment:
+    """`build(tokenize_many(f"{line}\\n{text}" ...), start)`, the same segment (vocabulary order
+    included), without joining the documents (memory/contexts.py); `texts` may be the Arrow column
+    read from the chunk table. `numbering`: the piece cache the calls of one refresh share."""
     from funes.memory.tokenize import document_ids
 
-    return build_ids(*document_ids(lines, texts), start)
+    return build_ids(*document_ids(lines, texts, numbering=numbering), start)
 
 
 def build_ids(vocab: dict[str, int], ids: np.ndarray, lengths: np.ndarray, start: int) -> Segment:

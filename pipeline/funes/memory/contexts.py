@@ -183,14 +183,11 @@ def stored_lines(source, table) -> list[str]:
 
     table = padded(table)
     text = pc.if_else(state_mask(table), table["text"], "")
-    rows = table.set_column(table.schema.get_field_index("text"), "text", text).to_pylist()
-    before = earlier(source, table)
-    return lines([*before, *rows])[len(before) :]
-
-
-def earlier(source, table) -> list[dict]:
-    """`earlier_table` as rows."""
-    return earlier_table(source, table).to_pylist()
+    table = table.set_column(table.schema.get_field_index("text"), "text", text)
+    before = earlier_table(source, table)
+    # per column, not a dict per row (as `stored_documents`)
+    cols = {c: before[c].to_pylist() + table[c].to_pylist() for c in COLUMNS}
+    return column_lines(cols)[before.num_rows :]
 
 
 def earlier_table(source, table):

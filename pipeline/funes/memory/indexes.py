@@ -36,7 +36,7 @@ import numpy as np
 
 from funes import paths
 from funes.errors import FunesError
-from funes.memory import bm25, contexts, facets, lock, vecindex
+from funes.memory import bm25, contexts, facets, lock, tokenize, vecindex
 from funes.memory.atomic import read_json, write_json
 
 FORMAT = 1
@@ -276,13 +276,14 @@ def _next_name(man: dict, kind: str, suffix: str = "") -> str:
 def _index_text(chunks, man: dict, folder: Path, n: int, say) -> int:
     fdir = folder / f"facets.{man['generation']}"
     merged = 0
+    numbering = tokenize.Numbering()  # this refresh's piece cache: released when it returns
     for lo in range(man["chunks"]["rows"], n, READ_BATCH):
         hi = min(lo + READ_BATCH, n)
         say(f"indexing text rows {lo}-{hi} of {n}", True)
         table = _read(chunks, DOC_COLUMNS, lo, hi)
         man["facets"] = facets.append(fdir, lo, man["facets"], table)
         # a document is its context line + its text (contexts.stored_documents), tokenised apart
-        seg = bm25.build_documents(contexts.stored_lines(chunks, table), table["text"], lo)
+        seg = bm25.build_documents(contexts.stored_lines(chunks, table), table["text"], lo, numbering)
         name = _next_name(man, "bm25")
         bm25.save(seg, folder / name)
         man["bm25"].append({"dir": name, "start": lo, "end": hi, "tokens": int(np.sum(seg.doclen, dtype=np.float64))})

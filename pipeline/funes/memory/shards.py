@@ -33,7 +33,7 @@ import pyarrow as pa
 
 from funes.memory import bm25, contexts, facets, vecindex
 from funes.memory.indexes import DOC_COLUMNS, DOCUMENTS, Indexes
-from funes.memory.tokenize import tokenize_many
+from funes.memory.tokenize import Numbering
 
 FORMAT = 2  # 2: BM25 documents are context line + text (indexes.DOCUMENTS), folders keyed by segment_key
 SEGMENT = "segment.json"
@@ -103,11 +103,14 @@ def build_segment(parquet: Path, folder: Path, earlier: list[Path] | None = None
     parts: list[bm25.Segment] = []
     rows = 0
     before = _state_rows(earlier or [], pq.read_table(parquet, columns=["session_id"])["session_id"])
+    numbering = Numbering()  # this segment's piece cache: released when it is built
     for batch in pf.iter_batches(batch_size=READ_BATCH, columns=[c for c in DOC_COLUMNS if c in have]):
         table = _with_defaults(pa.Table.from_batches([batch]))
         fac = facets.append(folder / "facets", rows, fac, table)
         batch_rows = table.to_pylist()
-        parts.append(bm25.build(tokenize_many(contexts.documents(batch_rows, before)), rows))
+        # the refresh's definition of a row's document: its context line, a newline, its text
+        lines = contexts.lines([*before, *batch_rows])[len(before) :]
+        parts.append(bm25.build_documents(lines, table["text"], rows, numbering))
         before += [r for r in batch_rows if contexts.carries_state(r["role"], r["block_type"])]
         rows += table.num_rows
     seg = bm25.merge(parts) if len(parts) > 1 else parts[0] if parts else bm25.build([], 0)

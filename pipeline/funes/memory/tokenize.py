@@ -36,7 +36,7 @@ _CAMEL = re.compile(r"[a-z][A-Z]|[A-Z][A-Z][a-z]")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 MAX_WHOLE = 64
 MAX_PART = 32
-MAX_KEPT = 256  # longest whitespace-free piece whose term ids the index remembers (token_ids)
+MAX_KEPT = 256  # longest whitespace-free piece whose term ids the index remembers (document_ids)
 
 STOPWORDS = frozenset(
     # Lucene's English list (bm25s STOPWORDS_EN) minus "no"/"not", plus question and pronoun words
@@ -257,56 +257,46 @@ def _stem(word: str) -> str:
     return _stemmer().stemWord(word)
 
 
-def token_ids(texts, step: int = 4096) -> tuple[dict[str, int], np.ndarray, np.ndarray]:
-    """Every token of `texts` as an id: (vocabulary in first-seen order, ids in order, tokens per text).
+def document_ids(
+    lines: list[str], texts, step: int = 4096, numbering: Numbering | None = None
+) -> tuple[dict[str, int], np.ndarray, np.ndarray]:
+    """Every token of the documents ``f"{line}\\n{text}"`` as an id, without building them:
+    (vocabulary in first-seen order, ids in order, tokens per document).
 
-    Exactly ``tokenize_many(texts)`` flattened (tests/test_tokenize_fast.py), and much cheaper
-    (bench/refresh_parts.py): no raw token spans whitespace (it is neither a word character nor
-    a joiner), so a text's tokens are those of its whitespace-separated pieces in order. Arrow
-    splits the column into pieces, each DISTINCT piece is tokenised once by the reference
-    `tokenize` (and remembered across calls), and its term ids are gathered for every occurrence
-    with numpy instead of a Python list per text. A slice holding a text Arrow cannot hold (a lone
-    surrogate) is tokenised text by text. `step` texts at a time bound the arrays of pieces.
-    `texts` is a list (None reads as "") or an Arrow string array (its texts never become Python
-    strings).
-    """
-    with _NUMBERING.lock:
-        _NUMBERING.bound()
-        ids, lengths = _column_ids(texts, step)
-        vocab, ids = _NUMBERING.local(ids)
-    return vocab, ids, lengths
-
-
-def document_ids(lines: list[str], texts, step: int = 4096) -> tuple[dict[str, int], np.ndarray, np.ndarray]:
-    """`token_ids` of the documents ``f"{line}\\n{text}"`` without building them.
-
-    No raw token spans a newline (it is neither a word character nor a joiner), so a document's
-    tokens are its line's then its text's. Lines repeat over the chunks of a turn or a tool call,
-    and texts repeat too (a re-read file, a harness reminder, a session stored twice): each
-    DISTINCT line and text is tokenised once and its tokens gathered for every document, and the
-    texts (an Arrow column) go to the regex as they were read. The result is ``token_ids`` of the
-    joined strings, id for id (tests/test_tokenize_fast.py).
+    Exactly ``tokenize_many`` of the joined strings flattened (tests/test_tokenize_fast.py), and
+    much cheaper (bench/refresh_parts.py). No raw token spans whitespace (it is neither a word
+    character nor a joiner), so a document's tokens are its line's then its text's, and a text's
+    are those of its whitespace-separated pieces in order. Lines repeat over the chunks of a turn
+    or a tool call, and texts repeat too (a re-read file, a harness reminder, a session stored
+    twice): each DISTINCT line and text is split into pieces by Arrow, each DISTINCT piece is
+    tokenised once by the reference `tokenize` (and remembered in `numbering` across the calls
+    that share it), and its term ids are gathered for every occurrence with numpy instead of a
+    Python list per text. A slice holding a text Arrow cannot hold (a lone surrogate) is tokenised
+    text by text. `step` texts at a time bound the arrays of pieces. `texts` is a list (None reads
+    as "") or an Arrow string array (its texts never become Python strings). Without `numbering`
+    the call uses its own, dropped when it returns.
     """
     import numpy as np
 
-    line_code, line_set = _distinct(lines)
-    text_code, text_set = _distinct(texts)
+    line_code, line_set = _distinct_codes(lines)
+    text_code, text_set = _distinct_codes(texts)
     if len(text_code) != len(line_code):
         raise ValueError(f"{len(line_code)} lines for {len(text_code)} texts")
-    with _NUMBERING.lock:
-        _NUMBERING.bound()
-        line_ids, line_len = _column_ids(line_set, step)
-        text_ids, text_len = _column_ids(text_set, step)
+    numbering = numbering if numbering is not None else Numbering()
+    with numbering.lock:
+        numbering.bound()
+        line_ids, line_len = _column_ids(numbering, line_set, step)
+        text_ids, text_len = _column_ids(numbering, text_set, step)
         per_line, per_text = line_len[line_code], text_len[text_code]
         line_at = (np.cumsum(line_len) - line_len)[line_code]
         text_at = len(line_ids) + (np.cumsum(text_len) - text_len)[text_code]
         starts = np.stack([line_at, text_at], axis=1).ravel()
         sizes = np.stack([per_line, per_text], axis=1).ravel()
-        vocab, ids = _NUMBERING.local(np.concatenate([line_ids, text_ids])[_ranges(starts, sizes)])
+        vocab, ids = numbering.local(np.concatenate([line_ids, text_ids])[_ranges(starts, sizes)])
     return vocab, ids, per_line + per_text
 
 
-def _distinct(texts):
+def _distinct_codes(texts):
     """(code of each text, the distinct texts in first-seen order): a list, or an Arrow array (None = "")."""
     import numpy as np
     import pyarrow as pa
@@ -322,16 +312,20 @@ def _distinct(texts):
     return code, list(seen)
 
 
-class _Numbering:
-    """Term ids shared by every call in this process, and each whitespace-free piece's ids.
+class Numbering:
+    """Term ids shared by the `document_ids` calls given it, and each whitespace-free piece's ids.
 
-    A refresh's batches and a run's refreshes meet mostly pieces met before; tokenising and
-    numbering each one again per call was most of a batch's cost. A call's result is renumbered
-    to its own first-seen order (`local`), so nothing outside sees these ids. Cleared between
-    calls past `MAX_PIECES` (the memory of a long-lived server stays bounded).
+    A refresh's batches meet mostly pieces met before; tokenising and numbering each one again per
+    batch was most of a batch's cost. One refresh owns one (memory/indexes.py `_index_text`), so
+    what it holds is released when the refresh ends: a long-lived server (MCP, serve) keeps
+    nothing between refreshes. A call's result is renumbered to its own first-seen order
+    (`local`), so nothing outside sees these ids. Cleared between calls past `MAX_PIECES` pieces
+    or `MAX_TERMS` terms (a blob's pieces are not remembered but its terms are numbered), so one
+    refresh's memory stays bounded too.
     """
 
     MAX_PIECES = 1 << 19
+    MAX_TERMS = 1 << 19
 
     def __init__(self) -> None:
         import threading
@@ -345,7 +339,7 @@ class _Numbering:
         self.pieces: dict[str, tuple[int, ...]] = {}
 
     def bound(self) -> None:
-        if len(self.pieces) > self.MAX_PIECES:
+        if len(self.pieces) > self.MAX_PIECES or len(self.terms) > self.MAX_TERMS:
             self.clear()
 
     def of(self, text: str) -> tuple[int, ...]:
@@ -372,14 +366,11 @@ class _Numbering:
         return {terms[g]: i for i, g in enumerate(order)}, enc.indices.to_numpy(zero_copy_only=False).astype(np.int32)
 
 
-_NUMBERING = _Numbering()
-
-
-def _column_ids(texts, step: int):
-    """(ids, tokens per text) of `texts` a slice at a time, in the process-wide numbering."""
+def _column_ids(numbering: Numbering, texts, step: int):
+    """(ids, tokens per text) of `texts` a slice at a time, in `numbering`."""
     import numpy as np
 
-    parts = [_slice_ids(part) for part in _slices(texts, step)]
+    parts = [_slice_ids(numbering, part) for part in _slices(texts, step)]
     if not parts:
         return np.empty(0, np.int32), np.empty(0, np.int64)
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
@@ -405,13 +396,13 @@ def _slices(texts, step: int):
             yield part
 
 
-def _slice_ids(texts) -> tuple[np.ndarray, np.ndarray]:
-    """(ids, tokens per text) of one slice, in the process-wide numbering."""
+def _slice_ids(numbering: Numbering, texts) -> tuple[np.ndarray, np.ndarray]:
+    """(ids, tokens per text) of one slice, in `numbering`."""
     import numpy as np
     import pyarrow.compute as pc
 
     if isinstance(texts, list):  # the rare slice Arrow cannot hold: text by text
-        runs = [_NUMBERING.of(t) for t in texts]
+        runs = [numbering.of(t) for t in texts]
         lens = np.fromiter(map(len, runs), dtype=np.int64, count=len(runs))
         return np.fromiter(chain.from_iterable(runs), dtype=np.int32, count=int(lens.sum())), lens
     n = len(texts)
@@ -420,12 +411,12 @@ def _slice_ids(texts) -> tuple[np.ndarray, np.ndarray]:
     enc = pc.dictionary_encode(split.flatten())  # distinct pieces in first-seen order
     codes = enc.indices.to_numpy(zero_copy_only=False)
     distinct = enc.dictionary.to_pylist()
-    known = _NUMBERING.pieces
+    known = numbering.pieces
     terms: list = list(map(known.get, distinct))  # one C-level pass; a piece met before costs no more Python
     if None in terms:
         for j, piece in enumerate(distinct):
             if terms[j] is None:
-                terms[j] = _NUMBERING.of(piece)
+                terms[j] = numbering.of(piece)
                 if len(piece) <= MAX_KEPT:  # a blob (base64, minified code) is seldom met twice
                     known[piece] = terms[j]
     lens = np.fromiter(map(len, terms), dtype=np.int64, count=len(terms))

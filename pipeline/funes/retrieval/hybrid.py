@@ -79,17 +79,17 @@ def parse(spec: str) -> Fusion:
     """`rrf`, `wrrf:W`, `convex:W`, `mm:W`, `z:W`, `mnz:W`, `rbf:W:P`, `agree:W:M:B` or `conf:W[:G:C]`
     (W = BM25's weight in [0, 1]); `mm`, `conf` and `z` take an optional `+N`, every one but `rrf`
     and `wrrf` an optional `@R:K`; ValueError names what is wrong."""
-    spec, _, reserved = spec.strip().partition("@")
-    spec, _, lift = spec.partition("+")
+    spec, at, reserved = spec.strip().partition("@")
+    spec, plus, lift = spec.partition("+")
     method, _, weight = spec.partition(":")
-    if lift and (method not in ("mm", "conf", "z") or not lift.isdigit()):
+    if plus and (method not in ("mm", "conf", "z") or not lift.isdigit()):
         raise ValueError(f"fusion {spec}+{lift}: only mm, conf and z take +N (a whole number of lifted rows)")
     if method not in METHODS:
         raise ValueError(
             f"unknown fusion {spec!r} (one of rrf, wrrf:W, convex:W, mm:W, z:W, mnz:W, rbf:W:P, agree:W:M:B, conf:W:G:C)"
         )
-    reserve, head = _reserved(spec, reserved) if reserved else (0, 0)
-    if (reserve or reserved) and (method in ("rrf", "wrrf") or lift):
+    reserve, head = _reserved(spec, reserved) if at else (0, 0)
+    if at and (method in ("rrf", "wrrf") or plus):
         raise ValueError(f"fusion {spec}@{reserved}: @R:K goes on a score fusion without +N (mm, z, conf, ...)")
     if method == "rrf":
         if weight:
@@ -103,9 +103,14 @@ def parse(spec: str) -> Fusion:
         raise ValueError(f"fusion {spec!r}: {method} takes {ARGS.get(method, 1)} numbers, e.g. {example}")
     try:
         w = float(weight)
-        args = [float(x) for x in more]
     except ValueError:
         raise ValueError(f"fusion {spec!r} needs BM25's weight, e.g. {method}:0.7") from None
+    args: list[float] = []
+    for x in more:
+        try:
+            args.append(float(x))
+        except ValueError:
+            raise ValueError(f"fusion {spec!r}: {x!r} is not a number") from None
     if not 0.0 <= w <= 1.0:
         raise ValueError(f"fusion weight {w:g} is outside [0, 1]")
     return Fusion(method, w, lift=int(lift or 0), reserve=reserve, head=head, **_method_args(spec, method, args))
@@ -173,14 +178,15 @@ def fuse(
     weights = confident_weights(legs, fusion) if fusion.method == "conf" else {n: fusion.weight(n) for n in legs}
     if fusion.method == "z":
         return _zfuse(pool, legs, weights, fusion, limit, groups)
-    total = sum(weights.values()) or 1.0  # one leg alone still spans [0, 1]
+    found = [name for name, (rows, _) in legs.items() if len(rows)]  # a leg that returned nothing is absent
+    total = sum(weights[n] for n in found) or 1.0  # one leg alone still spans [0, 1]
     for name, (rows, scores) in legs.items():
         for row, v in zip(np.asarray(rows).tolist(), _normalised(name, scores, fusion).tolist()):
             pool[row].score += weights[name] * max(v, 0.0) / total
     for f in pool.values():
         f.scale = 1.0
         if fusion.method == "mnz":
-            f.score *= len(f.ranks) / len(legs)  # CombMNZ: a row both legs found keeps its sum
+            f.score *= len(f.ranks) / len(found)  # CombMNZ: a row every leg found keeps its sum
     if fusion.method == "agree":
         slots.agree(pool, legs, fusion.agree_depth, fusion.agree_boost, groups)
     return _lifted(pool, legs, weights, fusion, limit, groups)

@@ -1,9 +1,10 @@
-"""Trace sources: each agent's transcripts -> the canonical turn/block frame (schemas/turns.json).
+"""Trace sources: each agent's transcripts -> the canonical turn/block rows (schemas/turns.json).
 
 The contract every source module (claude.py, codex.py, pi.py, hermes.py, parquet.py) keeps:
 
     units(root: Path, limit: int | None = None) -> list[Unit]   cheap enumeration, newest first
-    read(unit: Unit) -> Parsed                                    whole unit -> one polars frame
+    read(unit: Unit) -> Parsed                                    whole unit -> its rows (`frame.Rows`,
+                                                                  an Arrow table or a polars frame)
 
 `read` never raises on bad content: malformed lines are counted in `Parsed.skipped` by a short
 reason ("malformed json", "truncated last line", ...). It raises `funes.errors.SourceError` only

@@ -159,11 +159,6 @@ def build_frame(session_id: str, workdir: str, turns: list[Turn], source_path: s
     return pl.DataFrame(_columns(session_id, workdir, turns, source_path, harness), schema=polars_schema())
 
 
-def build_table(session_id: str, workdir: str, turns: list[Turn], source_path: str, harness: str) -> pa.Table:
-    """The same rows as `build_frame`, straight into Arrow."""
-    return build_rows(session_id, workdir, turns, source_path, harness).table()
-
-
 @dataclass(slots=True)
 class Rows:
     """The same rows again as plain column lists (schemas/turns.json order), not yet Arrow: the

@@ -9,8 +9,8 @@ the former and keep the latter with U+FFFD in place of each lone surrogate.
 
 A line is decoded by orjson (~2× json's speed) and, wherever orjson refuses it (NaN, 1e400, a
 lone surrogate escape, two objects, nesting past 1024), by json exactly as before. orjson reads
-an integer outside 64 bits as a float where json keeps it whole, so a file with a run of 19
-digits anywhere is read by json alone; every other value is the same Python object
+an integer outside 64 bits as a float where json keeps it whole, so a line with a run of 19
+digits anywhere is read by json alone (the file's other lines still by orjson); every other value is the same Python object
 (tests/test_traces_jsonl.py compares them).
 """
 
@@ -45,6 +45,8 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 # every ASCII digit to "0": a run of 19 of them is a number orjson may not read as json does
 _DIGITS = bytes.maketrans(b"123456789", b"000000000")
 _LONG_NUMBER = b"0" * 19
+_DIGITS_STR = str.maketrans("123456789", "000000000")
+_LONG_NUMBER_STR = "0" * 19
 
 
 def read_bytes(path: Path) -> bytes:
@@ -85,11 +87,13 @@ def records_of(data: bytes) -> tuple[list[dict], Counter]:
         return [], skipped
     lines = decode_lines(data, skipped)
     last = len(lines) - 1  # a file ending in \n has an empty last element: nothing is truncated
-    fast = _LONG_NUMBER not in data.translate(_DIGITS)
+    # orjson may read a line without a run of 19 digits; one pass over the bytes clears most files whole
+    every = _LONG_NUMBER not in data.translate(_DIGITS)
     records: list[dict] = []
     for i, line in enumerate(lines):
         line = line.strip(WHITESPACE)
         if line:
+            fast = every or _LONG_NUMBER_STR not in line.translate(_DIGITS_STR)
             records.extend(parse_line(line, i == last, skipped, fast))
     return records, skipped
 
