@@ -132,6 +132,7 @@ def test_pipelined_rows_equal_one_flush_and_no_child_is_left(funes_home, referen
     tree, want = reference
     monkeypatch.setenv("FUNES_FLUSH_BLOCKS", FLUSH_BLOCKS)
     rec = _Recorder(monkeypatch)
+    before = set(_children())  # the suite's own servers (the local Hub) are children too
     got = _index(tree)
     assert got.chunks_added == len(want)
     assert _rows() == want  # ids, texts, redactions, every column
@@ -139,11 +140,11 @@ def test_pipelined_rows_equal_one_flush_and_no_child_is_left(funes_home, referen
     begins = [n for e, n in rec.events if e == "begin"]
     assert begins == [0, 1, 2]
     assert [n for e, n in rec.events if e == "finish"] == begins  # stored in order
-    # each flush's scan ran while the next units were read or the flush before it was finished;
-    # the pass's last one had nothing left to overlap
-    assert [rec.overlapped(n) for n in begins] == [True, True, False], rec.trace()
+    # each flush's scan ran while the next units were read or the flush before it was finished (the
+    # pass's last one overlaps only that finish, when the scan before it was still running: load decides)
+    assert [rec.overlapped(n) for n in begins[:2]] == [True, True], rec.trace()
     assert rec.most_open <= 2  # one pending and the one being begun: never more
-    assert _children() == []
+    assert set(_children()) <= before
     assert list((funes_home / "tmp").iterdir()) == []  # no scan spill left
 
 
@@ -167,6 +168,7 @@ def test_a_scanner_failure_withholds_its_flush_and_what_follows(funes_home, refe
     monkeypatch.setenv("FUNES_FLUSH_BLOCKS", FLUSH_BLOCKS)
     monkeypatch.setenv("FUNES_KINGFISHER", str(_failing_kingfisher(tmp_path, 2)))
     rec = _Recorder(monkeypatch)
+    before = set(_children())
     with pytest.raises(FunesError, match=r"kingfisher failed \(exit 3\)"):
         _index(tree)
     # as when each flush waited for its scan: the first flush is stored and ledgered; the second
@@ -179,7 +181,7 @@ def test_a_scanner_failure_withholds_its_flush_and_what_follows(funes_home, refe
     assert stored == {k: r for k, r in want.items() if r["session_id"] in sessions}
     state = json.loads(paths.state_file().read_text())
     assert {Path(k).stem for k in state if k != ledger.TABLE} == sessions
-    assert _children() == []
+    assert set(_children()) <= before
     assert list((funes_home / "tmp").iterdir()) == []
     # the next run (the scanner fixed) reads the rest again and ends with exactly the reference rows
     monkeypatch.delenv("FUNES_KINGFISHER")
