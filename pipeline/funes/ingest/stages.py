@@ -59,24 +59,20 @@ def scan_inputs(batch: pa.Table) -> tuple[list[str], list[str | None]]:
     return [chunk.elide_data_uris(t) for t in batch["text"].to_pylist()], _commands(batch)
 
 
-def with_commands(blocks: pa.Table, types: list[str] | None = None) -> pa.Table:
-    """`blocks` plus `command`: for a tool_result, the text of the tool_use it answers.
-    `types`, when the caller has them, are the distinct block types of `blocks`."""
+def with_commands(blocks: pa.Table) -> pa.Table:
+    """`blocks` plus `command`: for a tool_result, the text of the tool_use it answers."""
     if "command" in blocks.column_names:
         return blocks
-    if "tool_use_id" not in blocks.column_names or (types is not None and "tool_result" not in types):
-        # no call ids, or no output to pair them with
+    if "tool_use_id" not in blocks.column_names:
+        # no call ids to pair
         return blocks.append_column("command", pa.nulls(blocks.num_rows, pa.string()))
-    return blocks.append_column("command", pa.array(_paired(blocks, blocks), pa.string()))
+    return blocks.append_column("command", pa.array(_paired(blocks), pa.string()))
 
 
-def _paired(calls: pa.Table, rows: pa.Table) -> list[str | None]:
-    """For each of `rows`, the text of the tool_use in `calls` its tool_result answers (else None)."""
-    kinds, ids, texts = (calls[c].to_pylist() for c in ("block_type", "tool_use_id", "text"))
-    by_id = _calls(kinds, ids, texts)
-    if rows is not calls:
-        kinds, ids = rows["block_type"].to_pylist(), rows["tool_use_id"].to_pylist()
-    return _answered(by_id, kinds, ids)
+def _paired(blocks: pa.Table) -> list[str | None]:
+    """For each row, the text of the tool_use its tool_result answers (else None)."""
+    kinds, ids, texts = (blocks[c].to_pylist() for c in ("block_type", "tool_use_id", "text"))
+    return _answered(_calls(kinds, ids, texts), kinds, ids)
 
 
 def _calls(kinds: list, ids: list, texts: list) -> dict:
