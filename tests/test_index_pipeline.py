@@ -236,3 +236,33 @@ def test_pipelined_rows_equal_one_flush_on_real_transcripts(funes_home, corpus, 
     assert len(rec.sessions) >= 3 and any(rec.overlapped(n) for n in range(len(rec.sessions) - 1))
     assert _rows(funes_home.parent / "pipelined") == want
     assert any("[REDACTED:" in r["text"] for r in want.values())  # (2 of 561 chunks when measured)
+
+
+def test_a_ctrl_c_just_after_a_flush_is_begun_stops_its_scan(funes_home, reference, monkeypatch):
+    """A KeyboardInterrupt on the first thing `_flush` does once `Flush(...)` returns: the scan
+    child just started (in its own session, so it would outlive the run) is stopped."""
+    tree, _ = reference
+    monkeypatch.setenv("FUNES_FLUSH_BLOCKS", FLUSH_BLOCKS)
+    real, clock = prepare.Flush, index.time.monotonic
+    begun: list = []
+
+    class Flush(real):  # type: ignore[misc, valid-type]
+        def __init__(self, tables):
+            super().__init__(tables)
+            begun.append(self)
+
+    def monotonic() -> float:
+        if len(begun) == 2 and begun[1].redaction is not None:  # the second flush, its scan running
+            begun.append(None)
+            raise KeyboardInterrupt
+        return clock()
+
+    monkeypatch.setattr(prepare, "Flush", Flush)
+    monkeypatch.setattr(index.time, "monotonic", monotonic)
+    before = set(_children())
+    with pytest.raises(KeyboardInterrupt):
+        _index(tree)
+    monkeypatch.undo()
+    assert len(begun) == 3 and begun[1].redaction is None  # closed
+    assert set(_children()) <= before
+    assert list((funes_home / "tmp").iterdir()) == []

@@ -362,17 +362,19 @@ class _Run:
         that scan runs on another core while this process finishes the other and reads on. The
         new one is left pending unless `last`: at most one is, and the reading loop finishes it
         once its scan is through (the first one too: its rates, measured then, still come early)."""
-        begun = None
+        begun = flush = None
         if batch:
             t0 = time.monotonic()
-            flush = prepare.Flush([b for _, _, b in batch])
-            begun = (flush, [(u, target) for u, target, _ in batch], time.monotonic() - t0)
-            self.clock.probed = True  # the next flush comes after the usual interval, not the probe's
+            done, tables = [(u, target) for u, target, _ in batch], [b for _, _, b in batch]
+            flush = prepare.Flush(tables)  # closes itself if interrupted; from here on this closes it
         try:
+            if flush is not None:
+                begun = (flush, done, time.monotonic() - t0)
+                self.clock.probed = True  # the next flush comes after the usual interval, not the probe's
             self._finish_pending()
         except BaseException:
-            if begun is not None:
-                begun[0].close()
+            if flush is not None:
+                flush.close()
             raise
         self.pending = begun
         if last:

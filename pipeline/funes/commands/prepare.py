@@ -87,12 +87,17 @@ class Flush:
     def __init__(self, tables: list):
         from funes.ingest import blocks, redact, run, stages
 
+        self.waited = 0.0  # seconds `finish` waited for the scanner
+        self.redaction = self.inputs = None
         self.blocks = blocks.concat(tables)
         self.rows = self.blocks.num_rows
-        # a flush larger than one clean batch is redacted batch by batch as it always was, none of it begun early
-        self.inputs = stages.scan_inputs(self.blocks) if 0 < self.rows <= run.CLEAN_BATCH else None
-        self.redaction = redact.start(*self.inputs) if self.inputs is not None else None
-        self.waited = 0.0  # seconds `finish` waited for the scanner
+        try:
+            # a flush larger than one clean batch is redacted batch by batch as it always was, none of it begun early
+            self.inputs = stages.scan_inputs(self.blocks) if 0 < self.rows <= run.CLEAN_BATCH else None
+            self.redaction = redact.start(*self.inputs) if self.inputs is not None else None
+        except BaseException:
+            self.close()  # a child started before a Ctrl-C is stopped here: nothing else holds it yet
+            raise
 
     def scanned(self) -> bool:
         """Whether `finish` would not wait for the scanner."""
