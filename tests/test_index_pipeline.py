@@ -266,3 +266,16 @@ def test_a_ctrl_c_just_after_a_flush_is_begun_stops_its_scan(funes_home, referen
     assert len(begun) == 3 and begun[1].redaction is None  # closed
     assert set(_children()) <= before
     assert list((funes_home / "tmp").iterdir()) == []
+
+
+def test_a_begun_flush_computes_its_scan_inputs_once(funes_home, reference, monkeypatch):
+    """The elided texts and commands a flush's scan was started on are the ones it is cleaned with."""
+    from funes.ingest import stages
+
+    tree, want = reference
+    monkeypatch.setenv("FUNES_FLUSH_BLOCKS", FLUSH_BLOCKS)
+    rec, real, calls = _Recorder(monkeypatch), stages.scan_inputs, []
+    monkeypatch.setattr(stages, "scan_inputs", lambda batch: calls.append(batch.num_rows) or real(batch))
+    _index(tree)
+    assert len(calls) == len(rec.sessions) == 3
+    assert _rows() == want

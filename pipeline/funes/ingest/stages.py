@@ -46,9 +46,10 @@ def kept_types(types: set, tiers: set[str], include_thinking: bool) -> set:
     return {b for b in types if b is not None and vocab.tier_of(b) in tiers and (include_thinking or b != "thinking")}
 
 
-def clean(batch: pa.Table, redact) -> pa.Table:
-    """Elide data-URI payloads, then redact secrets in each WHOLE block (before any split)."""
-    redacted, kinds = redact(*scan_inputs(batch))
+def clean(batch: pa.Table, redact, inputs: tuple[list[str], list[str | None]] | None = None) -> pa.Table:
+    """Elide data-URI payloads, then redact secrets in each WHOLE block (before any split).
+    `inputs`: `scan_inputs(batch)`, when the caller has them already."""
+    redacted, kinds = redact(*(inputs if inputs is not None else scan_inputs(batch)))
     out = batch.set_column(batch.schema.get_field_index("text"), "text", pa.array(redacted, pa.string()))
     return out.append_column("redactions", pa.array(kinds, pa.list_(pa.string())))
 
