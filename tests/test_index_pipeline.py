@@ -91,8 +91,8 @@ class _Recorder:
             return read(*a, **kw)
 
         class Flush(real):  # type: ignore[misc, valid-type]
-            def __init__(self, tables):
-                super().__init__(tables)
+            def __init__(self, *a, **kw):
+                super().__init__(*a, **kw)
                 rec.open += 1
                 rec.most_open = max(rec.most_open, rec.open)
                 self.n = len(rec.sessions)
@@ -247,8 +247,8 @@ def test_a_ctrl_c_just_after_a_flush_is_begun_stops_its_scan(funes_home, referen
     begun: list = []
 
     class Flush(real):  # type: ignore[misc, valid-type]
-        def __init__(self, tables):
-            super().__init__(tables)
+        def __init__(self, *a, **kw):
+            super().__init__(*a, **kw)
             begun.append(self)
 
     def monotonic() -> float:

@@ -82,9 +82,13 @@ class Flush:
     what starting and waiting for one scan costs). `close()` (also done by `finish`) stops a scan
     still running and is safe to repeat."""
 
-    def __init__(self, tables: list):
+    def __init__(self, tables: list, units: list | None = None):
+        import time
+
         from funes.ingest import blocks, redact, run, stages
 
+        t0 = time.monotonic()
+        self.units = units or []  # what the caller stores with the rows (commands/index.py: its ledger entries)
         self.waited = 0.0  # seconds `finish` waited for the scanner
         self.redaction: redact.Redaction | None = None
         self.inputs: tuple[list[str], list[str | None]] | None = None
@@ -98,6 +102,7 @@ class Flush:
         except BaseException:
             self.close()  # a child started before a Ctrl-C is stopped here: nothing else holds it yet
             raise
+        self.spent = time.monotonic() - t0  # seconds beginning it took (the scan's start included)
 
     def scanned(self) -> bool:
         """Whether `finish` would not wait for the scanner."""
