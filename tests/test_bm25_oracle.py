@@ -66,7 +66,8 @@ def test_the_memorys_lexical_leg_equals_bm25s(funes_home):
 
     mem = memory_with(session("s", DOCS))
     ix = indexes.load(mem)
-    tokens = tokenize_many(contexts.documents(mem.chunks.scan(contexts.COLUMNS).to_pylist(), []))
+    cols = mem.chunks.scan(contexts.COLUMNS).to_pydict()
+    tokens = tokenize_many([f"{c}\n{t}" for c, t in zip(contexts.column_lines(cols), cols["text"])])
     for query in QUERIES:
         terms = query_terms(query)
         rows, scores = ix.lexical(terms, len(DOCS))

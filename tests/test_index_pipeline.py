@@ -91,8 +91,8 @@ class _Recorder:
             return read(*a, **kw)
 
         class Flush(real):  # type: ignore[misc, valid-type]
-            def __init__(self, tables):
-                super().__init__(tables)
+            def __init__(self, *a, **kw):
+                super().__init__(*a, **kw)
                 rec.open += 1
                 rec.most_open = max(rec.most_open, rec.open)
                 self.n = len(rec.sessions)
@@ -236,3 +236,46 @@ def test_pipelined_rows_equal_one_flush_on_real_transcripts(funes_home, corpus, 
     assert len(rec.sessions) >= 3 and any(rec.overlapped(n) for n in range(len(rec.sessions) - 1))
     assert _rows(funes_home.parent / "pipelined") == want
     assert any("[REDACTED:" in r["text"] for r in want.values())  # (2 of 561 chunks when measured)
+
+
+def test_a_ctrl_c_just_after_a_flush_is_begun_stops_its_scan(funes_home, reference, monkeypatch):
+    """A KeyboardInterrupt on the first thing `_flush` does once `Flush(...)` returns: the scan
+    child just started (in its own session, so it would outlive the run) is stopped."""
+    tree, _ = reference
+    monkeypatch.setenv("FUNES_FLUSH_BLOCKS", FLUSH_BLOCKS)
+    real, clock = prepare.Flush, index.time.monotonic
+    begun: list = []
+
+    class Flush(real):  # type: ignore[misc, valid-type]
+        def __init__(self, *a, **kw):
+            super().__init__(*a, **kw)
+            begun.append(self)
+
+    def monotonic() -> float:
+        if len(begun) == 2 and begun[1].redaction is not None:  # the second flush, its scan running
+            begun.append(None)
+            raise KeyboardInterrupt
+        return clock()
+
+    monkeypatch.setattr(prepare, "Flush", Flush)
+    monkeypatch.setattr(index.time, "monotonic", monotonic)
+    before = set(_children())
+    with pytest.raises(KeyboardInterrupt):
+        _index(tree)
+    monkeypatch.undo()
+    assert len(begun) == 3 and begun[1].redaction is None  # closed
+    assert set(_children()) <= before
+    assert list((funes_home / "tmp").iterdir()) == []
+
+
+def test_a_begun_flush_computes_its_scan_inputs_once(funes_home, reference, monkeypatch):
+    """The elided texts and commands a flush's scan was started on are the ones it is cleaned with."""
+    from funes.ingest import stages
+
+    tree, want = reference
+    monkeypatch.setenv("FUNES_FLUSH_BLOCKS", FLUSH_BLOCKS)
+    rec, real, calls = _Recorder(monkeypatch), stages.scan_inputs, []
+    monkeypatch.setattr(stages, "scan_inputs", lambda batch: calls.append(batch.num_rows) or real(batch))
+    _index(tree)
+    assert len(calls) == len(rec.sessions) == 3
+    assert _rows() == want

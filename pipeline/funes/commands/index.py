@@ -192,7 +192,7 @@ class _Run:
         self.unindexed = 0  # chunks stored since the lexical index was last refreshed
         self.refresh_index = lambda: None
         # the flush begun last, finished once its scan is through: (its Flush, its units, seconds spent so far)
-        self.pending: tuple | None = None
+        self.pending: prepare.Flush | None = None  # a flush begun, finished later (`_flush`)
 
     def over_budget(self) -> bool:
         if self.report.budget_stopped:
@@ -262,7 +262,7 @@ class _Run:
                 # flushing now still ends within the budget; one more unit might not
                 self._flush(batch, last=True)
                 return True
-            if self.pending is not None and self.pending[0].scanned():
+            if self.pending is not None and self.pending.scanned():
                 self._finish_pending()  # its rows are stored, and its rates measured, at once
             self.progress(f"{target} [{i}/{len(owed)}] {unit.key}", True)
             t0 = time.monotonic()
@@ -362,44 +362,45 @@ class _Run:
         that scan runs on another core while this process finishes the other and reads on. The
         new one is left pending unless `last`: at most one is, and the reading loop finishes it
         once its scan is through (the first one too: its rates, measured then, still come early)."""
-        begun = None
+        flush = None
         if batch:
-            t0 = time.monotonic()
-            flush = prepare.Flush([b for _, _, b in batch])
-            begun = (flush, [(u, target) for u, target, _ in batch], time.monotonic() - t0)
-            self.clock.probed = True  # the next flush comes after the usual interval, not the probe's
+            done, tables = [(u, target) for u, target, _ in batch], [b for _, _, b in batch]
+            flush = prepare.Flush(tables, done)  # closes itself if interrupted; from here on this closes it
         try:
+            if flush is not None:
+                self.clock.probed = True  # the next flush comes after the usual interval, not the probe's
             self._finish_pending()
         except BaseException:
-            if begun is not None:
-                begun[0].close()
+            if flush is not None:
+                flush.close()
             raise
-        self.pending = begun
+        self.pending = flush
         if last:
             self._finish_pending()
 
     def _pending_rows(self) -> int:
-        return self.pending[0].rows if self.pending is not None else 0
+        return self.pending.rows if self.pending is not None else 0
 
     def _finish_pending(self) -> None:
         if self.pending is None:
             return
-        flush, done, spent = self.pending
-        self.pending = None
-        t0 = time.monotonic()
-        chunks, removed = flush.finish()
-        self._commit(chunks, removed, done)
+        flush, t0 = self.pending, time.monotonic()
+        try:
+            chunks, removed = flush.finish()
+        finally:
+            self.pending = None  # finished or closed: until then an interrupt's `_drop_pending` closes it
+        self._commit(chunks, removed, flush.units)
         # one flush's cost is its start and its finish: the scan between them ran on another core,
         # and what this process still waited for it is the flush's fixed part. The first flush
         # pays one-off imports instead (datasets, the scanners' patterns: ~2 s, no per-row cost);
         # counted as per-row, a 30 s round stopped at 10 s
         fixed = flush.waited if self.clock.measured("flush") else None
-        self.clock.note("flush", spent + time.monotonic() - t0, flush.rows, fixed=fixed)
+        self.clock.note("flush", flush.spent + time.monotonic() - t0, flush.rows, fixed=fixed)
         self._probe_index()
 
     def _drop_pending(self) -> None:
         if self.pending is not None:
-            flush, self.pending = self.pending[0], None
+            flush, self.pending = self.pending, None
             flush.close()
 
     def _probe_index(self, force: bool = False) -> None:

@@ -72,27 +72,37 @@ def read_unit(src, unit, tiers, include_thinking: bool):
 
 def chunk(tables: list):
     """Block tables -> (chunk rows, secrets removed): one scanner pass over all of them."""
-    from funes.ingest import blocks, run
-    from funes.ingest.redact import redact_texts
-
-    return run.chunk_blocks(blocks.concat(tables), redact_texts)
+    return Flush(tables).finish()
 
 
 class Flush:
     """`chunk(tables)`, begun: the blocks' redaction is started at once (`redact.start`), so that
     Kingfisher scans them in its own process while this one reads the next units; `finish()`
-    returns what `chunk(tables)` returns, the same rows. `close()` (also done by `finish`) stops
-    a scan still running and is safe to repeat."""
+    returns the chunk rows and secrets removed (`chunk` is a flush finished at once, which costs
+    what starting and waiting for one scan costs). `close()` (also done by `finish`) stops a scan
+    still running and is safe to repeat."""
 
-    def __init__(self, tables: list):
+    def __init__(self, tables: list, units: list | None = None):
+        import time
+
         from funes.ingest import blocks, redact, run, stages
 
+        t0 = time.monotonic()
+        self.units = units or []  # what the caller stores with the rows (commands/index.py: its ledger entries)
+        self.waited = 0.0  # seconds `finish` waited for the scanner
+        self.redaction: redact.Redaction | None = None
+        self.inputs: tuple[list[str], list[str | None]] | None = None
         self.blocks = blocks.concat(tables)
         self.rows = self.blocks.num_rows
-        # a flush larger than one clean batch is redacted batch by batch as it always was, none of it begun early
-        self.inputs = stages.scan_inputs(self.blocks) if 0 < self.rows <= run.CLEAN_BATCH else None
-        self.redaction = redact.start(*self.inputs) if self.inputs is not None else None
-        self.waited = 0.0  # seconds `finish` waited for the scanner
+        try:
+            # a flush larger than one clean batch is redacted batch by batch as it always was, none of it begun early
+            if 0 < self.rows <= run.CLEAN_BATCH:
+                self.inputs = stages.scan_inputs(self.blocks)  # computed once: `finish` hands them to clean
+                self.redaction = redact.start(*self.inputs)
+        except BaseException:
+            self.close()  # a child started before a Ctrl-C is stopped here: nothing else holds it yet
+            raise
+        self.spent = time.monotonic() - t0  # seconds beginning it took (the scan's start included)
 
     def scanned(self) -> bool:
         """Whether `finish` would not wait for the scanner."""
@@ -102,16 +112,19 @@ class Flush:
         from funes.ingest import run
 
         try:
-            return run.chunk_blocks(self.blocks, self._redact)
+            return run.chunk_blocks(self.blocks, self._redact, self.inputs)
         finally:
             self.close()
 
     def _redact(self, texts: list[str], commands: list[str | None] | None):
         from funes.ingest.redact import redact_texts
 
-        if self.redaction is None or (texts, commands) != self.inputs:
-            return redact_texts(texts, commands)  # not the batch begun: scanned now, as `chunk` does
-        pending, self.redaction, self.inputs = self.redaction, None, None
+        if self.redaction is None:
+            return redact_texts(texts, commands)  # a flush of several clean batches: each scanned now
+        # a begun flush is one clean batch, cleaned once with the inputs its scan was started on
+        if len(texts) != len(self.redaction.texts):
+            raise ValueError(f"{len(texts)} texts to redact, the scan begun has {len(self.redaction.texts)}")
+        pending, self.redaction = self.redaction, None
         try:
             return pending.result()
         finally:
@@ -121,7 +134,7 @@ class Flush:
     def close(self) -> None:
         if self.redaction is not None:
             self.redaction.close()
-            self.redaction = self.inputs = None
+            self.redaction = None
 
 
 def prepare_group(work: list, tiers, include_thinking: bool):

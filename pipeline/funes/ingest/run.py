@@ -17,14 +17,19 @@ from funes.ingest import stages
 CLEAN_BATCH = 65536
 
 
-def chunk_blocks(blocks: pa.Table, redact) -> tuple[pa.Table, Counter]:
-    """Canonical block rows (plus `repo`) -> chunk rows of schemas/chunks.json, and secrets removed."""
+def chunk_blocks(blocks: pa.Table, redact, inputs=None) -> tuple[pa.Table, Counter]:
+    """Canonical block rows (plus `repo`) -> chunk rows of schemas/chunks.json, and secrets removed.
+    `inputs`: `stages.scan_inputs(blocks)` when the caller has them (then `blocks` is one batch)."""
     out = stages.schema.arrow_schema("chunks")
     if blocks.num_rows == 0:
         return out.empty_table(), Counter()
+    if inputs is not None and blocks.num_rows > CLEAN_BATCH:
+        raise ValueError(f"scan inputs given for {blocks.num_rows} rows, more than one batch")
     # a batch's redaction may depend on the whole batch (the scanner's lowering mode), so the
     # batches stay consecutive slices of CLEAN_BATCH rows
-    cleaned = [stages.clean(blocks.slice(at, CLEAN_BATCH), redact) for at in range(0, blocks.num_rows, CLEAN_BATCH)]
+    cleaned = [
+        stages.clean(blocks.slice(at, CLEAN_BATCH), redact, inputs) for at in range(0, blocks.num_rows, CLEAN_BATCH)
+    ]
     removed = Counter(k for t in cleaned for ks in t["redactions"].to_pylist() for k in ks)
     return pa.concat_tables([stages.split(t) for t in cleaned]).cast(out), removed
 

@@ -11,11 +11,19 @@ from funes.ingest import chunk
 def select(blocks: pa.Table, tiers: set[str], include_thinking: bool) -> pa.Table:
     """Keep the blocks of the given tiers (thinking optional); block_idx keeps its original number.
     Each tool_result carries the text of its tool call in `command` (redaction reads it), since
-    the call may be in another tier pass. `select_lists` over the table's columns: one rule for
-    both paths (plain Python over one unit's few dozen rows costs less than Arrow kernels)."""
-    names = blocks.column_names
-    out = blocks.schema if "command" in names else blocks.schema.append(pa.field("command", pa.string()))
-    return pa.Table.from_pydict(select_lists(blocks.to_pydict(), tiers, include_thinking), schema=out)
+    the call may be in another tier pass. The rule is `select_lists`' (`_kept_at`, `_commands_of`),
+    computed from the block types and call ids only: the table is filtered with `take`, and only
+    the tool calls' texts are read, so a large unit's text never becomes Python strings."""
+    kinds = blocks["block_type"].to_pylist()
+    keep, at = _kept_at(kinds, tiers, include_thinking)
+    kept = blocks if at is None else blocks.take(pa.array(at, pa.int64()))
+    if "command" in blocks.column_names:
+        return kept
+    ids = blocks["tool_use_id"].to_pylist() if "tool_use_id" in blocks.column_names else None
+    command = _commands_of(
+        keep, kinds, ids, at, lambda rows: blocks["text"].take(pa.array(rows, pa.int64())).to_pylist()
+    )
+    return kept.append_column(pa.field("command", pa.string()), pa.array(command, pa.string()))
 
 
 def select_lists(cols: dict[str, list], tiers: set[str], include_thinking: bool) -> dict[str, list]:
@@ -23,22 +31,32 @@ def select_lists(cols: dict[str, list], tiers: set[str], include_thinking: bool)
     rows, and `command` (a given one is kept as is), before any Arrow is built (ingest/blocks.py
     builds it per flush)."""
     kinds = cols["block_type"]
-    types = set(kinds)
-    keep = kept_types(types, tiers, include_thinking)
-    if keep == types:
-        kept = dict(cols)
-    else:
-        at = [i for i, k in enumerate(kinds) if k in keep]
-        kept = {c: [v[i] for i in at] for c, v in cols.items()}
+    keep, at = _kept_at(kinds, tiers, include_thinking)
+    kept = dict(cols) if at is None else {c: [v[i] for i in at] for c, v in cols.items()}
     if "command" in cols:
         return kept
-    if "tool_result" in keep and "tool_use_id" in cols:
-        # the call a kept tool_result answers may be in a dropped tier: pair them over every row
-        by_id = _calls(kinds, cols["tool_use_id"], cols["text"])
-        kept["command"] = _answered(by_id, kept["block_type"], kept["tool_use_id"])
-    else:
-        kept["command"] = [None] * len(kept["block_type"])
+    texts = cols["text"]
+    kept["command"] = _commands_of(keep, kinds, cols.get("tool_use_id"), at, lambda rows: [texts[i] for i in rows])
     return kept
+
+
+def _kept_at(kinds: list, tiers: set[str], include_thinking: bool) -> tuple[set, list[int] | None]:
+    """(the block types kept, the kept rows' positions; None when every row is kept)."""
+    types = set(kinds)
+    keep = kept_types(types, tiers, include_thinking)
+    return keep, (None if keep == types else [i for i, k in enumerate(kinds) if k in keep])
+
+
+def _commands_of(keep: set, kinds: list, ids: list | None, at: list[int] | None, texts_at) -> list[str | None]:
+    """`command` of the kept rows: the call a kept tool_result answers may be in a dropped tier,
+    so they are paired over every row. `texts_at(positions)`: those rows' texts."""
+    n = len(kinds) if at is None else len(at)
+    if "tool_result" not in keep or ids is None:
+        return [None] * n
+    by_id = _calls(kinds, ids, texts_at)
+    if at is not None:
+        kinds, ids = [kinds[i] for i in at], [ids[i] for i in at]
+    return _answered(by_id, kinds, ids)
 
 
 def kept_types(types: set, tiers: set[str], include_thinking: bool) -> set:
@@ -46,9 +64,10 @@ def kept_types(types: set, tiers: set[str], include_thinking: bool) -> set:
     return {b for b in types if b is not None and vocab.tier_of(b) in tiers and (include_thinking or b != "thinking")}
 
 
-def clean(batch: pa.Table, redact) -> pa.Table:
-    """Elide data-URI payloads, then redact secrets in each WHOLE block (before any split)."""
-    redacted, kinds = redact(*scan_inputs(batch))
+def clean(batch: pa.Table, redact, inputs: tuple[list[str], list[str | None]] | None = None) -> pa.Table:
+    """Elide data-URI payloads, then redact secrets in each WHOLE block (before any split).
+    `inputs`: `scan_inputs(batch)`, when the caller has them already."""
+    redacted, kinds = redact(*(inputs if inputs is not None else scan_inputs(batch)))
     out = batch.set_column(batch.schema.get_field_index("text"), "text", pa.array(redacted, pa.string()))
     return out.append_column("redactions", pa.array(kinds, pa.list_(pa.string())))
 
@@ -59,29 +78,26 @@ def scan_inputs(batch: pa.Table) -> tuple[list[str], list[str | None]]:
     return [chunk.elide_data_uris(t) for t in batch["text"].to_pylist()], _commands(batch)
 
 
-def with_commands(blocks: pa.Table, types: list[str] | None = None) -> pa.Table:
-    """`blocks` plus `command`: for a tool_result, the text of the tool_use it answers.
-    `types`, when the caller has them, are the distinct block types of `blocks`."""
+def with_commands(blocks: pa.Table) -> pa.Table:
+    """`blocks` plus `command`: for a tool_result, the text of the tool_use it answers."""
     if "command" in blocks.column_names:
         return blocks
-    if "tool_use_id" not in blocks.column_names or (types is not None and "tool_result" not in types):
-        # no call ids, or no output to pair them with
+    if "tool_use_id" not in blocks.column_names:
+        # no call ids to pair
         return blocks.append_column("command", pa.nulls(blocks.num_rows, pa.string()))
-    return blocks.append_column("command", pa.array(_paired(blocks, blocks), pa.string()))
+    return blocks.append_column("command", pa.array(_paired(blocks), pa.string()))
 
 
-def _paired(calls: pa.Table, rows: pa.Table) -> list[str | None]:
-    """For each of `rows`, the text of the tool_use in `calls` its tool_result answers (else None)."""
-    kinds, ids, texts = (calls[c].to_pylist() for c in ("block_type", "tool_use_id", "text"))
-    by_id = _calls(kinds, ids, texts)
-    if rows is not calls:
-        kinds, ids = rows["block_type"].to_pylist(), rows["tool_use_id"].to_pylist()
-    return _answered(by_id, kinds, ids)
+def _paired(blocks: pa.Table) -> list[str | None]:
+    """For each row, the text of the tool_use its tool_result answers (else None)."""
+    kinds, ids, texts = (blocks[c].to_pylist() for c in ("block_type", "tool_use_id", "text"))
+    return _answered(_calls(kinds, ids, lambda rows: [texts[i] for i in rows]), kinds, ids)
 
 
-def _calls(kinds: list, ids: list, texts: list) -> dict:
-    """call id -> the text of its tool_use (the last one wins)."""
-    return {i: t for k, i, t in zip(kinds, ids, texts) if k == "tool_use" and i is not None}
+def _calls(kinds: list, ids: list, texts_at) -> dict:
+    """call id -> the text of its tool_use (the last one wins); `texts_at(positions)`: their texts."""
+    at = [i for i, (k, c) in enumerate(zip(kinds, ids)) if k == "tool_use" and c is not None]
+    return dict(zip([ids[i] for i in at], texts_at(at)))
 
 
 def _answered(by_id: dict, kinds: list, ids: list) -> list[str | None]:

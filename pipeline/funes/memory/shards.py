@@ -102,16 +102,20 @@ def build_segment(parquet: Path, folder: Path, earlier: list[Path] | None = None
     fac: dict = {}
     parts: list[bm25.Segment] = []
     rows = 0
-    before = _state_rows(earlier or [], pq.read_table(parquet, columns=["session_id"])["session_id"])
+    state = _state_rows(earlier or [], pq.read_table(parquet, columns=["session_id"])["session_id"])
+    # the rows so far that a context line reads, as column lists (`contexts.column_lines`, as `stored_lines`)
+    before = {c: [r[c] for r in state] for c in contexts.COLUMNS}
     numbering = Numbering()  # this segment's piece cache: released when it is built
     for batch in pf.iter_batches(batch_size=READ_BATCH, columns=[c for c in DOC_COLUMNS if c in have]):
         table = _with_defaults(pa.Table.from_batches([batch]))
         fac = facets.append(folder / "facets", rows, fac, table)
-        batch_rows = table.to_pylist()
+        cols = {c: table[c].to_pylist() for c in contexts.COLUMNS}
         # the refresh's definition of a row's document: its context line, a newline, its text
-        lines = contexts.lines([*before, *batch_rows])[len(before) :]
+        lines = contexts.column_lines({c: before[c] + cols[c] for c in contexts.COLUMNS})[len(before["text"]) :]
         parts.append(bm25.build_documents(lines, table["text"], rows, numbering))
-        before += [r for r in batch_rows if contexts.carries_state(r["role"], r["block_type"])]
+        keep = [i for i, (r, b) in enumerate(zip(cols["role"], cols["block_type"])) if contexts.carries_state(r, b)]
+        for c in contexts.COLUMNS:
+            before[c] += [cols[c][i] for i in keep]
         rows += table.num_rows
     seg = bm25.merge(parts) if len(parts) > 1 else parts[0] if parts else bm25.build([], 0)
     bm25.save(seg, folder / "bm25")

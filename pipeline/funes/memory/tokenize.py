@@ -283,16 +283,15 @@ def document_ids(
     if len(text_code) != len(line_code):
         raise ValueError(f"{len(line_code)} lines for {len(text_code)} texts")
     numbering = numbering if numbering is not None else Numbering()
-    with numbering.lock:
-        numbering.bound()
-        line_ids, line_len = _column_ids(numbering, line_set, step)
-        text_ids, text_len = _column_ids(numbering, text_set, step)
-        per_line, per_text = line_len[line_code], text_len[text_code]
-        line_at = (np.cumsum(line_len) - line_len)[line_code]
-        text_at = len(line_ids) + (np.cumsum(text_len) - text_len)[text_code]
-        starts = np.stack([line_at, text_at], axis=1).ravel()
-        sizes = np.stack([per_line, per_text], axis=1).ravel()
-        vocab, ids = numbering.local(np.concatenate([line_ids, text_ids])[_ranges(starts, sizes)])
+    numbering.bound()
+    line_ids, line_len = _column_ids(numbering, line_set, step)
+    text_ids, text_len = _column_ids(numbering, text_set, step)
+    per_line, per_text = line_len[line_code], text_len[text_code]
+    line_at = (np.cumsum(line_len) - line_len)[line_code]
+    text_at = len(line_ids) + (np.cumsum(text_len) - text_len)[text_code]
+    starts = np.stack([line_at, text_at], axis=1).ravel()
+    sizes = np.stack([per_line, per_text], axis=1).ravel()
+    vocab, ids = numbering.local(np.concatenate([line_ids, text_ids])[_ranges(starts, sizes)])
     return vocab, ids, per_line + per_text
 
 
@@ -328,9 +327,6 @@ class Numbering:
     MAX_TERMS = 1 << 19
 
     def __init__(self) -> None:
-        import threading
-
-        self.lock = threading.Lock()
         self.clear()
 
     def clear(self) -> None:

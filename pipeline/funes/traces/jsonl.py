@@ -45,8 +45,6 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 # every ASCII digit to "0": a run of 19 of them is a number orjson may not read as json does
 _DIGITS = bytes.maketrans(b"123456789", b"000000000")
 _LONG_NUMBER = b"0" * 19
-_DIGITS_STR = str.maketrans("123456789", "000000000")
-_LONG_NUMBER_STR = "0" * 19
 
 
 def read_bytes(path: Path) -> bytes:
@@ -87,15 +85,32 @@ def records_of(data: bytes) -> tuple[list[dict], Counter]:
         return [], skipped
     lines = decode_lines(data, skipped)
     last = len(lines) - 1  # a file ending in \n has an empty last element: nothing is truncated
-    # orjson may read a line without a run of 19 digits; one pass over the bytes clears most files whole
-    every = _LONG_NUMBER not in data.translate(_DIGITS)
+    slow = _long_number_lines(data)
     records: list[dict] = []
     for i, line in enumerate(lines):
         line = line.strip(WHITESPACE)
         if line:
-            fast = every or _LONG_NUMBER_STR not in line.translate(_DIGITS_STR)
-            records.extend(parse_line(line, i == last, skipped, fast))
+            records.extend(parse_line(line, i == last, skipped, i not in slow))
     return records, skipped
+
+
+def _long_number_lines(data: bytes) -> set[int]:
+    """The numbers of the lines (split on \n) holding a run of 19 digits: json reads those, orjson
+    may read the rest. One translate of the bytes finds every run; each is mapped to its line by
+    counting the newlines before it, so no line is translated again."""
+    digits = data.translate(_DIGITS)
+    slow: set[int] = set()
+    line, counted = 0, 0
+    at = digits.find(_LONG_NUMBER)
+    while at != -1:
+        line += digits.count(b"\n", counted, at)
+        slow.add(line)
+        end = digits.find(b"\n", at)
+        if end == -1:
+            break
+        line, counted = line + 1, end + 1
+        at = digits.find(_LONG_NUMBER, counted)
+    return slow
 
 
 def parse_line(line: str, is_last: bool, skipped: Counter, fast: bool = False) -> list[dict]:
