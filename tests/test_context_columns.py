@@ -74,39 +74,21 @@ def _edge_rows() -> list[dict]:
     base = {"workdir": "-Users-ann-src-app", "repo": "", "tool_name": None, "split_idx": 0}
     long_q = "  why\tdoes   the\n\n build " + "word " * 200 + "\u2003end"
     spaced = " " * 700 + "late question " * 20
+    question = {**base, "session_id": "s1", "seq": 0, "block_idx": 0, "role": "user", "block_type": "text"}
+    read = {
+        **base,
+        "session_id": "s1",
+        "seq": 1,
+        "block_idx": 0,
+        "role": "assistant",
+        "block_type": "tool_use",
+        "tool_name": "read",
+    }
     rows = [
-        {**base, "session_id": "s1", "seq": 0, "block_idx": 0, "role": "user", "block_type": "text", "text": long_q},
-        {
-            **base,
-            "session_id": "s1",
-            "seq": 0,
-            "block_idx": 0,
-            "role": "user",
-            "block_type": "text",
-            "text": long_q[400:],
-            "split_idx": 1,
-        },
-        {
-            **base,
-            "session_id": "s1",
-            "seq": 1,
-            "block_idx": 0,
-            "role": "assistant",
-            "block_type": "tool_use",
-            "tool_name": "read",
-            "text": '[tool_use read] {"file_path":"/a/b/c/d/e.py  "}',
-        },
-        {
-            **base,
-            "session_id": "s1",
-            "seq": 1,
-            "block_idx": 0,
-            "role": "assistant",
-            "block_type": "tool_use",
-            "tool_name": "read",
-            "text": "more",
-            "split_idx": 1,
-        },
+        {**question, "text": long_q},
+        {**question, "text": long_q[400:], "split_idx": 1},  # the second split of one block
+        {**read, "text": '[tool_use read] {"file_path":"/a/b/c/d/e.py  "}'},
+        {**read, "text": "more", "split_idx": 1},
         {
             **base,
             "session_id": "s1",
