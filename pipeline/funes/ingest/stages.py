@@ -19,10 +19,7 @@ def select(blocks: pa.Table, tiers: set[str], include_thinking: bool) -> pa.Tabl
     kept = blocks if at is None else blocks.take(pa.array(at, pa.int64()))
     if "command" in blocks.column_names:
         return kept
-    ids = blocks["tool_use_id"].to_pylist() if "tool_use_id" in blocks.column_names else None
-    command = _commands_of(
-        keep, kinds, ids, at, lambda rows: blocks["text"].take(pa.array(rows, pa.int64())).to_pylist()
-    )
+    command = _commands_of(keep, kinds, _call_ids(blocks), at, _texts_at(blocks))
     return kept.append_column(pa.field("command", pa.string()), pa.array(command, pa.string()))
 
 
@@ -78,20 +75,13 @@ def scan_inputs(batch: pa.Table) -> tuple[list[str], list[str | None]]:
     return [chunk.elide_data_uris(t) for t in batch["text"].to_pylist()], _commands(batch)
 
 
-def with_commands(blocks: pa.Table) -> pa.Table:
-    """`blocks` plus `command`: for a tool_result, the text of the tool_use it answers."""
-    if "command" in blocks.column_names:
-        return blocks
-    if "tool_use_id" not in blocks.column_names:
-        # no call ids to pair
-        return blocks.append_column("command", pa.nulls(blocks.num_rows, pa.string()))
-    return blocks.append_column("command", pa.array(_paired(blocks), pa.string()))
+def _call_ids(blocks: pa.Table) -> list | None:
+    return blocks["tool_use_id"].to_pylist() if "tool_use_id" in blocks.column_names else None
 
 
-def _paired(blocks: pa.Table) -> list[str | None]:
-    """For each row, the text of the tool_use its tool_result answers (else None)."""
-    kinds, ids, texts = (blocks[c].to_pylist() for c in ("block_type", "tool_use_id", "text"))
-    return _answered(_calls(kinds, ids, lambda rows: [texts[i] for i in rows]), kinds, ids)
+def _texts_at(blocks: pa.Table):
+    """`texts_at` of `_commands_of` over a table: only the rows asked for become Python strings."""
+    return lambda rows: blocks["text"].take(pa.array(rows, pa.int64())).to_pylist()
 
 
 def _calls(kinds: list, ids: list, texts_at) -> dict:
@@ -105,7 +95,10 @@ def _answered(by_id: dict, kinds: list, ids: list) -> list[str | None]:
 
 
 def _commands(batch: pa.Table) -> list[str | None]:
-    return (batch if "command" in batch.column_names else with_commands(batch))["command"].to_pylist()
+    """Each row's `command` (the text of the tool call a tool_result answers): given, else paired over the batch."""
+    if "command" in batch.column_names:
+        return batch["command"].to_pylist()
+    return _commands_of({"tool_result"}, batch["block_type"].to_pylist(), _call_ids(batch), None, _texts_at(batch))
 
 
 def split(batch: pa.Table) -> pa.Table:
