@@ -1,0 +1,115 @@
+"""The scan worker: `python -m funes.scan.worker`, one per large `funes index` run (`remote` starts it).
+
+It reads scan requests from stdin (`frames`: ("scan", id, texts, commands, only)) and answers each
+on stdout, in order, with what `scan.find` gives for it: (id, "ok", [(text index, [(kind, start,
+end)...])...]) listing only the texts with findings, or (id, "error", message, hint) when the scan
+failed (a Kingfisher failure: fail closed, the parent commits none of that batch). It computes
+the views, runs Kingfisher and the in-process engines and merges, so the parent's core only reads,
+chunks and stores. A request that arrives while another is being scanned has its Kingfisher job
+started at once, so that scan runs beside this one's in-process engines.
+
+It exits when stdin closes (the parent closed it, or died: even `kill -9` closes it), stopping
+every Kingfisher child it started and removing their spill dirs first; SIGTERM does the same.
+It imports only what the scanners need (no torch, datasets, lance, pandas).
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import sys
+import threading
+from collections import deque
+
+from funes.errors import FunesError
+from funes.scan import frames
+
+_begin = {"inside": False, "stop": False}  # SIGTERM while a scan is being begun waits until it is held
+
+
+def _stop(signum, frame):
+    if _begin["inside"]:
+        _begin["stop"] = True
+        return
+    raise SystemExit(0)
+
+
+def _sparse(findings) -> list:
+    return [(i, [(f.kind, f.start, f.end) for f in fs]) for i, fs in enumerate(findings) if fs]
+
+
+class _Worker:
+    def __init__(self, src, out):
+        from funes import scan
+
+        self.scan, self.src, self.out = scan, src, out
+        self.inbox: queue.Queue = queue.Queue()
+        self.started: deque = deque()  # (id, the scan begun or None, (message, hint) of its failure)
+
+    def read_requests(self) -> None:
+        try:
+            while True:
+                self.inbox.put(frames.read(self.src))
+        except (frames.Closed, ValueError, OSError):
+            pass
+        # the parent is gone or done: the main thread unwinds (SIGTERM -> SystemExit) and closes every scan
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    def begin(self, request) -> None:
+        _begin["inside"] = True
+        rid = None
+        try:
+            _, rid, texts, commands, only = request
+            self.started.append((rid, self.scan.start(texts, only=only, commands=commands), None))
+        except FunesError as e:
+            self.started.append((rid, None, (e.message, e.hint)))
+        except Exception as e:
+            self.started.append((rid, None, (f"the secret scan could not start ({type(e).__name__})", None)))
+        finally:
+            _begin["inside"] = False
+        if _begin["stop"]:
+            raise SystemExit(0)
+
+    def answer(self) -> tuple:
+        rid, job, error = self.started.popleft()
+        if job is None:
+            return (rid, "error", *error)
+        try:
+            return (rid, "ok", _sparse(job.result()))
+        except FunesError as e:
+            return (rid, "error", e.message, e.hint)
+        except Exception as e:
+            return (rid, "error", f"the secret scan failed ({type(e).__name__})", None)
+        finally:
+            job.close()
+
+    def serve(self) -> None:
+        try:
+            while True:
+                if not self.started:
+                    self.begin(self.inbox.get())
+                while not self.inbox.empty():  # what arrived meanwhile: its Kingfisher starts now
+                    self.begin(self.inbox.get_nowait())
+                reply = self.answer()
+                try:
+                    frames.write(self.out, reply)
+                except OSError:
+                    return  # the parent is gone
+        finally:
+            for _, job, _ in self.started:
+                if job is not None:
+                    job.close()
+
+
+def main() -> None:
+    src, out = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # a library's print must not land inside a frame
+    signal.signal(signal.SIGTERM, _stop)
+    worker = _Worker(src, out)
+    threading.Thread(target=worker.read_requests, daemon=True).start()
+    worker.serve()
+
+
+if __name__ == "__main__":
+    main()
