@@ -211,8 +211,9 @@ def test_a_killed_worker_fails_its_batch_and_a_hung_one_times_out(funes_home, mo
         hung.timeout = 1
         os.kill(hung.proc.pid, signal.SIGSTOP)
         t0 = time.monotonic()
+        pending = hung.start(["z" * (4 << 20)])  # far past a pipe's buffer: sending it does not block here
         with pytest.raises(FunesError, match=r"gave no answer in 1s"):
-            hung.start(["z"]).result()
+            pending.result()
         assert time.monotonic() - t0 < 10
     finally:
         hung.close()

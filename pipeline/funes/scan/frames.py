@@ -19,10 +19,19 @@ class Closed(Exception):
     """The other end closed the pipe (EOF) before or inside a frame."""
 
 
-def write(out: IO[bytes], obj: Any) -> None:
+def encode(obj: Any) -> tuple[bytes, bytes]:
+    """(length header, body) of one frame: a sender may encode here and write elsewhere."""
     data = pickle.dumps(obj, protocol=5)
-    out.write(_LEN.pack(len(data)))
-    out.write(data)
+    return _LEN.pack(len(data)), data
+
+
+def write(out: IO[bytes], obj: Any) -> None:
+    send(out, encode(obj))
+
+
+def send(out: IO[bytes], frame: tuple[bytes, bytes]) -> None:
+    out.write(frame[0])
+    out.write(frame[1])
     out.flush()
 
 

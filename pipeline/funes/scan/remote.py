@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import signal
 import subprocess
 import sys
@@ -71,7 +72,12 @@ class Scanner:
             raise FunesError(
                 f"the secret scan worker could not be started ({e.strerror or type(e).__name__})", _HINT
             ) from None
+        # the batches are written by a thread of their own: a worker that stops reading (hung)
+        # then blocks that thread, never the caller, whose `result` times out and kills it
+        self.outbox: queue.SimpleQueue = queue.SimpleQueue()
+        self.writer = threading.Thread(target=self._write, daemon=True)
         self.reader = threading.Thread(target=self._read, daemon=True)
+        self.writer.start()
         self.reader.start()
 
     def start(self, texts: list[str], *, commands: list[str | None] | None = None, only=None) -> Pending:
@@ -81,13 +87,21 @@ class Scanner:
                 raise FunesError(*self.failure)
             rid, self.next_id = self.next_id, self.next_id + 1
             pending = self.pending[rid] = Pending(self, rid, texts)
+        self.outbox.put(frames.encode(("scan", rid, texts, commands, None if only is None else sorted(only))))
+        return pending
+
+    def _write(self) -> None:
+        """Send each batch queued; at the None `close` queues, close the worker's stdin (it then exits)."""
+        stdin = self.proc.stdin
+        assert stdin is not None
         try:
-            assert self.proc.stdin is not None
-            frames.write(self.proc.stdin, ("scan", rid, texts, commands, None if only is None else sorted(only)))
+            while (frame := self.outbox.get()) is not None:
+                frames.send(stdin, frame)
         except OSError:
             self._fail("the secret scan worker exited")
-            raise FunesError(*(self.failure or ("the secret scan worker exited", _HINT))) from None
-        return pending
+        finally:
+            with contextlib.suppress(OSError):
+                stdin.close()
 
     def _read(self) -> None:
         why = "the secret scan worker exited"
@@ -123,14 +137,17 @@ class Scanner:
 
     def close(self) -> None:
         """Close the worker's stdin (it stops its Kingfisher children and exits), kill it if it
-        does not within a grace period, and reap it. Safe to repeat."""
-        with contextlib.suppress(OSError):
-            if self.proc.stdin is not None:
-                self.proc.stdin.close()
+        does not within a grace period, and reap it. Safe to repeat. Batches not sent yet are
+        dropped: every one still pending is abandoned by now (a budget stop, an error)."""
+        with contextlib.suppress(queue.Empty):
+            while True:
+                self.outbox.get_nowait()
+        self.outbox.put(None)
         try:
             self.proc.wait(_CLOSE_GRACE_S)
         except subprocess.TimeoutExpired:
             self.kill()
+        self.writer.join()
         self.reader.join()
         with contextlib.suppress(OSError):
             if self.proc.stdout is not None:
