@@ -286,3 +286,26 @@ def test_a_killed_or_interrupted_parent_leaves_no_worker_kingfisher_or_spill(fun
         time.sleep(0.05)
     assert left == []
     assert list(spill.iterdir()) == []
+
+
+def test_the_worker_imports_only_what_the_scanners_need(funes_home):
+    """One batch scanned by `python -X importtime -m funes.scan.worker`: polars (the gate) is
+    loaded, so the scan ran; torch, datasets, lance, pandas, pyarrow and numpy are not."""
+    from funes.scan import frames
+
+    env = subprocess_env(funes_home, FUNES_KINGFISHER="off")
+    p = subprocess.Popen(
+        [sys.executable, "-X", "importtime", "-m", "funes.scan.worker"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert p.stdin is not None and p.stdout is not None
+    frames.write(p.stdin, ("scan", 0, ["export GITHUB_TOKEN=ghp_" + "a1B2c3D4e5" * 4], None, None))
+    assert frames.read(p.stdout) == (0, "ok", [(0, [("GitHub", 20, 64)])])
+    _, err = p.communicate(timeout=60)  # stdin closed: it exits
+    assert p.returncode == 0
+    loaded = {line.split("|")[-1].strip().split(".")[0] for line in err.decode().splitlines() if "|" in line}
+    assert {"polars", "funes"} <= loaded
+    assert not loaded & {"torch", "datasets", "lance", "pandas", "pyarrow", "numpy"}

@@ -9,7 +9,8 @@ chunks and stores. A request that arrives while another is being scanned has its
 started at once, so that scan runs beside this one's in-process engines.
 
 It exits when stdin closes (the parent closed it, or died: even `kill -9` closes it), stopping
-every Kingfisher child it started and removing their spill dirs first; SIGTERM does the same.
+every Kingfisher child it started and removing their spill dirs first (batches not answered yet
+are dropped: the parent no longer waits for them); SIGTERM does the same.
 It imports only what the scanners need (no torch, datasets, lance, pandas).
 """
 
