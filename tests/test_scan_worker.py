@@ -20,7 +20,7 @@ from funes.commands import index, prepare
 from funes.errors import FunesError
 from funes.ingest import redact
 from funes.scan import remote
-from test_index_pipeline import _rows, _tree
+from test_index_pipeline import _failing_kingfisher, _rows, _tree
 from test_redact import BENIGN, planted, variants
 from transcripts import prose, write_claude_session
 
@@ -193,6 +193,18 @@ def test_a_scan_error_in_the_worker_is_raised_in_the_parent(tmp_path):
             s.start(["x"]).result()
     finally:
         s.close()
+
+
+def test_a_kingfisher_failure_in_the_worker_fails_the_batch_and_leaves_no_spill(funes_home, tmp_path, monkeypatch):
+    monkeypatch.setenv("FUNES_KINGFISHER", str(_failing_kingfisher(tmp_path, 1)))  # its first scan exits 3
+    s = remote.Scanner()
+    try:
+        with pytest.raises(FunesError, match=r"kingfisher failed \(exit 3\)"):
+            s.start(["some text"]).result()
+        assert s.start(["the next batch"]).result() == [[]]  # the worker itself is fine
+    finally:
+        s.close()
+    assert s.proc.returncode == 0 and list((funes_home / "tmp").iterdir()) == []
 
 
 def test_a_killed_worker_fails_its_batch_and_a_hung_one_times_out(funes_home, monkeypatch):

@@ -227,14 +227,14 @@ class _Run:
             for tiers in passes:
                 target = tiers[-1]
                 owed = [(s, u) for s, u in units if not ledger.is_current(self.state, u.key, u.signature, target)]
-                if owed and self.scanner is None:
+                if pool is None and self._poolable(owed) and (n := prepare.workers()) > 1:
+                    pool = prepare.Pool(n)
+                pooled = pool is not None and not pool.broken
+                if owed and not pooled and self.scanner is None:
                     from funes.scan import remote  # owed units are scanned: funes.scan is imported anyway
 
                     # started now, its imports run on the other core while this one reads
                     self.scanner = remote.Scanner() if remote.wanted(len(owed)) else None
-                if pool is None and self._poolable(owed) and (n := prepare.workers()) > 1:
-                    pool = prepare.Pool(n)
-                pooled = pool is not None and not pool.broken
                 stopped = self._store_pooled(pool, owed, tiers) if pooled else self._store_serial(owed, tiers)
                 if stopped:
                     return after_pass()
