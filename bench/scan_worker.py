@@ -1,6 +1,6 @@
 """The day-zero flush with the secret scan in this process (as before) vs in the scan worker, side by side.
 
-Run: nice -n 10 .venv/bin/python bench/scan_worker.py [--sessions 3000] [--rounds 3]
+Run: nice -n 10 .venv/bin/python bench/scan_worker.py [--sessions 3000] [--rounds 3] [--budget S --tag T]
 
 Over the first N day-zero transcripts (bench/out/dayzero/home, hard-linked into a tree of their
 own as bench/flush_overlap.py does), the flow of `funes index --auto --no-embed` with a budget too
@@ -11,7 +11,8 @@ worker with its Kingfisher runs, or Kingfisher alone) and of this process's main
 the redaction (scan inputs, starting the scan: views + Kingfisher start, or pickling + sending;
 the result: in-process engines + merge, or decoding; applying the markers); the wall the main
 thread waited for findings; flushes; chunks; whether both modes stored the same rows (every
-column). Also the worker's start-up: wall to its first answer and its CPU for an empty batch.
+column; with `--budget` each round is a budgeted one and `chunks`/`sessions` are what it stored
+in it). Also the worker's start-up: wall to its first answer and its CPU for an empty batch.
 """
 
 from __future__ import annotations
@@ -110,6 +111,10 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sessions", type=int, default=3000)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument(
+        "--budget", type=float, default=100000, help="FUNES_INDEX_BUDGET: a budgeted round, chunks stored in it"
+    )
+    ap.add_argument("--tag", default="", help="suffix of the summary file (bench/out/scan_worker<tag>.json)")
     args = ap.parse_args()
     src = OUT / "dayzero" / "home"
     if not src.exists():
@@ -122,7 +127,7 @@ def main() -> None:
             dst.parent.mkdir(parents=True, exist_ok=True)
             os.link(f, dst)
     n_files = sum(1 for _ in home.rglob("*.jsonl"))
-    os.environ.update(HOME=str(home), FUNES_INDEX_BUDGET="100000", FUNES_INDEX_WORKERS="1")
+    os.environ.update(HOME=str(home), FUNES_INDEX_BUDGET=str(args.budget), FUNES_INDEX_WORKERS="1")
     os.environ.pop("FUNES_FLUSH_BLOCKS", None)
     from funes.commands import index
 
@@ -162,6 +167,8 @@ def main() -> None:
                 "waited_s": round(probe.wait_s, 2),
                 "flushes": probe.flushes,
                 "chunks": rep.chunks_added,
+                "sessions": sum(len(t.sessions) for t in rep.tallies.values()),
+                "budget_stopped": rep.budget_stopped,
                 "rows": _rows_digest(fh),
                 "load_average": round(os.getloadavg()[0], 2),
             }
@@ -185,7 +192,7 @@ def main() -> None:
     summary["ratio_parent_cpu_worker_vs_in_process"] = round(b["cpu_parent_s"] / a["cpu_parent_s"], 3)
     summary["ratio_wall_worker_vs_in_process"] = round(b["wall_s"] / a["wall_s"], 3)
     print(json.dumps(summary), flush=True)
-    (OUT / "scan_worker.json").write_text(json.dumps(summary, indent=1))
+    (OUT / f"scan_worker{args.tag}.json").write_text(json.dumps(summary, indent=1))
 
 
 if __name__ == "__main__":

@@ -32,6 +32,22 @@ def worker():
     s.close()
 
 
+def _up_scanners(monkeypatch) -> list:
+    """remote.Scanner, recorded and waited for until it is up: every flush of the run then goes
+    to the worker (a flush begun before it is up scans in-process, `prepare.Flush`)."""
+    made: list = []
+    real = remote.Scanner
+
+    def make(*a, **kw):
+        s = real(*a, **kw)
+        assert s.up.wait(60)
+        made.append(s)
+        return s
+
+    monkeypatch.setattr(remote, "Scanner", make)
+    return made
+
+
 def _small_tree(root: Path) -> Path:
     """9 sessions of 4 blocks, a secret in every third: three flushes of 12 blocks."""
     for s in range(9):
@@ -98,9 +114,7 @@ def test_findings_equal_in_process_on_real_transcripts(worker, corpus):
 
 def test_a_run_with_the_worker_stores_the_rows_of_one_without(funes_home, tmp_path, monkeypatch):
     tree = _small_tree(tmp_path / "tree")
-    made: list = []
-    real = remote.Scanner
-    monkeypatch.setattr(remote, "Scanner", lambda *a, **kw: made.append(real(*a, **kw)) or made[-1])
+    made = _up_scanners(monkeypatch)
     monkeypatch.setenv("FUNES_SCAN_WORKER", "off")
     index.index(index.Options(path=str(tree), no_embed=True))  # one flush, scanned here
     want = _rows()
@@ -147,7 +161,7 @@ def _python_worker(tmp_path: Path, body: str) -> list[str]:
     speaks the frames by hand: importing funes.scan would cost each one the scanners' imports."""
     script = tmp_path / "fake_worker.py"
     script.write_text(
-        "import pickle, struct, sys\n"
+        "import pickle, struct, sys, time\n"
         "class frames:\n"
         "    @staticmethod\n"
         "    def write(out, obj):\n"
@@ -158,6 +172,39 @@ def _python_worker(tmp_path: Path, body: str) -> list[str]:
         "req = pickle.loads(src.read(struct.unpack('>Q', src.read(8))[0]))\n" + body + "\n"
     )
     return [sys.executable, str(script)]
+
+
+def test_a_flush_scans_in_process_until_the_worker_is_up(tmp_path):
+    """A worker that never says it is ready (a stand-in that only reads): the flush does not wait
+    for it, it scans here; a worker that is up gets the batch."""
+    import pyarrow as pa
+
+    blocks = pa.table(
+        {
+            "block_type": ["text", "text"],
+            "text": ["plain words", "export GITHUB_TOKEN=ghp_" + "a1B2c3D4e5" * 4],
+            "session_id": ["s", "s"],
+            "turn_uuid": ["t", "t"],
+            "block_idx": [0, 1],
+        }
+    )
+    slow = remote.Scanner(_python_worker(tmp_path, "time.sleep(60)"))
+    try:
+        flush = prepare.Flush([blocks], scanner=slow)
+        assert not slow.ready() and flush.scanner is None
+        flush.close()
+    finally:
+        slow.close()
+    s = remote.Scanner()
+    try:
+        assert s.up.wait(60)
+        flush = prepare.Flush([blocks], scanner=s)
+        assert s.ready() and flush.scanner is s and isinstance(flush.redaction.scan, remote.Pending)
+        texts, kinds = flush.redaction.result()
+        assert kinds == [[], ["GitHub"]] and texts[1] == "export GITHUB_TOKEN=[REDACTED:GitHub]"
+        flush.close()
+    finally:
+        s.close()
 
 
 @pytest.mark.parametrize(
@@ -236,6 +283,7 @@ def test_a_worker_dying_mid_run_commits_none_of_its_flush(funes_home, tmp_path, 
     tree = _small_tree(tmp_path / "tree")
     monkeypatch.setenv("FUNES_FLUSH_BLOCKS", "12")
     monkeypatch.setenv("FUNES_SCAN_WORKER", "on")
+    _up_scanners(monkeypatch)
     real, begun = prepare.Flush, []
 
     class Flush(real):  # type: ignore[misc, valid-type]
@@ -287,8 +335,14 @@ def test_a_killed_or_interrupted_parent_leaves_no_worker_kingfisher_or_spill(fun
     )
     end = time.monotonic() + 60
     spill = funes_home / "tmp"
-    # until a Kingfisher spill exists: the worker is scanning a flush
-    while proc.poll() is None and time.monotonic() < end and not (spill.is_dir() and any(spill.iterdir())):
+
+    def worker_scanning() -> bool:
+        """A Kingfisher spill dir named after the worker, none after the run: its flushes before
+        the worker was up scanned in-process (a `kill -9` leaves such a one for the next scan's sweep)."""
+        owners = {int(d.name.split(".")[1]) for d in spill.iterdir()} if spill.is_dir() else set()
+        return bool(owners) and proc.pid not in owners
+
+    while proc.poll() is None and time.monotonic() < end and not worker_scanning():
         time.sleep(0.01)
     assert proc.poll() is None, "the run ended before it could be stopped"
     proc.send_signal(sig)
@@ -315,6 +369,7 @@ def test_the_worker_imports_only_what_the_scanners_need(funes_home):
     )
     assert p.stdin is not None and p.stdout is not None
     frames.write(p.stdin, ("scan", 0, ["export GITHUB_TOKEN=ghp_" + "a1B2c3D4e5" * 4], None, None))
+    assert frames.read(p.stdout) == (-1, "ready", None)
     assert frames.read(p.stdout) == (0, "ok", [(0, [("GitHub", 20, 64)])])
     _, err = p.communicate(timeout=60)  # stdin closed: it exits
     assert p.returncode == 0

@@ -90,7 +90,9 @@ class Flush:
 
         t0 = time.monotonic()
         self.units = units or []  # what the caller stores with the rows (commands/index.py: its ledger entries)
-        self.scanner = scanner  # a scan worker (`scan.remote.Scanner`): the whole scan runs there
+        # a scan worker (`scan.remote.Scanner`) runs the whole scan once it is up; until then (the
+        # budgeted run's first flush, ~1 s in) this process scans, as waiting for its start-up costs more
+        self.scanner = scanner if scanner is not None and scanner.ready() else None
         self.waited = 0.0  # seconds `finish` waited for the scanner
         self.redaction: redact.Redaction | None = None
         self.inputs: tuple[list[str], list[str | None]] | None = None

@@ -8,7 +8,9 @@ going silent past the timeout all raise FunesError, and the batch is committed b
 closed, as a Kingfisher failure is). A failed worker is not restarted: the run stops there.
 
 The worker leads its own session (a terminal's Ctrl-C reaches funes only, which then closes it)
-and exits when its stdin closes, so a parent killed by any signal leaves no worker behind.
+and exits when its stdin closes, so a parent killed by any signal leaves no worker behind. A hung
+worker is killed outright: a Kingfisher child it had started then ends with its input, and its
+spill dir (named after the dead worker) is swept by the next scan that starts (`scratch`).
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ class Scanner:
         self.pending: dict[int, Pending] = {}
         self.lock = threading.Lock()
         self.next_id = 0
+        self.up = threading.Event()  # the worker said it is ready (`ready`)
         env = dict(os.environ)
         # the worker runs this very funes, wherever it was imported from (a checkout, an old tree)
         here = str(Path(__file__).resolve().parents[2])
@@ -81,6 +84,11 @@ class Scanner:
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.writer.start()
         self.reader.start()
+
+    def ready(self) -> bool:
+        """Whether the worker has started up (and not failed): a caller that must not wait for
+        its start-up scans in its own process until then (prepare.Flush does)."""
+        return self.up.is_set() and self.failure is None
 
     def start(self, texts: list[str], *, commands: list[str | None] | None = None, only=None) -> Pending:
         """The batch's scan, sent to the worker: findings per text as `scan.find(texts, ...)`."""
@@ -114,6 +122,9 @@ class Scanner:
                 if not (isinstance(reply, tuple) and len(reply) in (3, 4) and isinstance(reply[0], int)):
                     why = "the secret scan worker sent a malformed reply"
                     break
+                if reply[0] == -1 and reply[1] == "ready":
+                    self.up.set()
+                    continue
                 with self.lock:
                     pending = self.pending.pop(reply[0], None)
                 if pending is not None:  # none: a batch closed before its reply (a budget stop)

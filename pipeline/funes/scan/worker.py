@@ -9,6 +9,9 @@ chunks and stores. Each request is begun (views, Kingfisher started) by the thre
 the moment it arrives, so its Kingfisher scans while the main thread still runs the in-process
 engines of the one before (as the parent's own pipelined flush did).
 
+Its first frame says it is ready (imports and a warm-up scan done), so that the parent scans in
+its own process until then rather than wait for the start-up.
+
 It exits when stdin closes (the parent closed it, or died: even `kill -9` closes it), stopping
 every Kingfisher child it started and removing their spill dirs first (batches not answered yet
 are dropped: the parent no longer waits for them); SIGTERM does the same.
@@ -26,6 +29,7 @@ from collections import deque
 from funes.errors import FunesError
 from funes.scan import frames
 
+READY = (-1, "ready", None)  # the first frame: imports and warm-up done
 _WARM_UP = "export API_KEY='Zq8xVt3LmK9pWr2YbN6c' password=hunter2xyz ghp_" + "a1B2c3D4e5" * 4
 
 
@@ -115,6 +119,7 @@ def main() -> None:
     sys.stdout = sys.stderr  # a library's print must not land inside a frame
     signal.signal(signal.SIGTERM, _stop)
     worker = _Worker(src, out)
+    frames.write(out, READY)  # the parent sends its batches here from now on, not before
     threading.Thread(target=worker.read_requests, daemon=True).start()
     worker.serve()
 
