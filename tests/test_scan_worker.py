@@ -84,7 +84,7 @@ def _same(scanner: remote.Scanner, texts: list[str], commands=None) -> list:
     return want
 
 
-def test_findings_and_redactions_equal_in_process_on_fixtures_and_edge_texts(worker):
+def test_findings_equal_in_process_on_fixtures_and_edge_texts(worker):
     """One batch (one Kingfisher run each way): the redaction fixtures, edge texts (empty, null,
     unicode, lone surrogates, markers, escaped JSON, ~1 MB) and a credential command's output."""
     out = "AKIAIOSFODNN7EXAMPLQ\nwJalrXUtnFEMI/K7MDENG/bPxRfiCYzREALKEY9\n"
@@ -95,8 +95,6 @@ def test_findings_and_redactions_equal_in_process_on_fixtures_and_edge_texts(wor
     assert sum(map(bool, want)) > 20 and len(want[-2]) > len(want[-1])  # the command made its output one
     edge = want[-len(_edge_texts()) - 3 : -3]
     assert edge[0] == edge[1] == [] and edge[2] and edge[3] and edge[6] and edge[7]
-    redacted = [redact.apply(t, fs) if t is not None else None for t, fs in zip(texts, want)]
-    assert redact.redact_texts(texts, commands, scanner=worker) == (redacted, [[f.kind for f in fs] for fs in want])
     assert _same(worker, []) == []
 
 
@@ -203,6 +201,8 @@ def test_a_flush_scans_in_process_until_the_worker_is_up(tmp_path):
         texts, kinds = flush.redaction.result()
         assert kinds == [[], ["GitHub"]] and texts[1] == "export GITHUB_TOKEN=[REDACTED:GitHub]"
         flush.close()
+        # a null text passes through the worker's redaction as None, as in-process
+        assert redact.redact_texts(["", None, "  "], scanner=s) == (["", None, "  "], [[], [], []])
     finally:
         s.close()
 
