@@ -7,6 +7,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from funes import paths, vocab
 from funes.commands import prepare
@@ -17,6 +18,9 @@ from funes.memory.tables import ChunkTable
 from funes.results import IndexReport, Tally
 from funes.traces import source
 from funes.traces.source import Source
+
+if TYPE_CHECKING:
+    from funes.scan.remote import Scanner
 
 # a no-path run (day zero, hooks) stops storing/embedding after about this long (FUNES_INDEX_BUDGET)
 BUDGET_S = 60.0
@@ -193,6 +197,7 @@ class _Run:
         self.refresh_index = lambda: None
         # the flush begun last, finished once its scan is through: (its Flush, its units, seconds spent so far)
         self.pending: prepare.Flush | None = None  # a flush begun, finished later (`_flush`)
+        self.scanner: Scanner | None = None  # the scan worker of a large run (`store`)
 
     def over_budget(self) -> bool:
         if self.report.budget_stopped:
@@ -225,6 +230,11 @@ class _Run:
                 if pool is None and self._poolable(owed) and (n := prepare.workers()) > 1:
                     pool = prepare.Pool(n)
                 pooled = pool is not None and not pool.broken
+                if owed and not pooled and self.scanner is None:
+                    from funes.scan import remote  # owed units are scanned: funes.scan is imported anyway
+
+                    # started now, its imports run on the other core while this one reads
+                    self.scanner = remote.Scanner() if remote.wanted(len(owed)) else None
                 stopped = self._store_pooled(pool, owed, tiers) if pooled else self._store_serial(owed, tiers)
                 if stopped:
                     return after_pass()
@@ -236,6 +246,9 @@ class _Run:
         finally:
             if pool is not None:
                 pool.close()
+            scanner, self.scanner = self.scanner, None
+            if scanner is not None:
+                scanner.close()
 
     def _poolable(self, owed) -> bool:
         # only transcript files travel to workers; hermes databases and Hub shards stay in this process
@@ -365,7 +378,8 @@ class _Run:
         flush = None
         if batch:
             done, tables = [(u, target) for u, target, _ in batch], [b for _, _, b in batch]
-            flush = prepare.Flush(tables, done)  # closes itself if interrupted; from here on this closes it
+            # closes itself if interrupted; from here on this closes it
+            flush = prepare.Flush(tables, done, self.scanner)
         try:
             if flush is not None:
                 self.clock.probed = True  # the next flush comes after the usual interval, not the probe's

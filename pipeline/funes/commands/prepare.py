@@ -79,16 +79,20 @@ class Flush:
     """`chunk(tables)`, begun: the blocks' redaction is started at once (`redact.start`), so that
     Kingfisher scans them in its own process while this one reads the next units; `finish()`
     returns the chunk rows and secrets removed (`chunk` is a flush finished at once, which costs
-    what starting and waiting for one scan costs). `close()` (also done by `finish`) stops a scan
-    still running and is safe to repeat."""
+    what starting and waiting for one scan costs). With a `scanner` (a scan worker) the whole scan
+    runs in that process instead, only the findings are applied here. `close()` (also done by
+    `finish`) stops waiting for a scan still running and is safe to repeat."""
 
-    def __init__(self, tables: list, units: list | None = None):
+    def __init__(self, tables: list, units: list | None = None, scanner=None):
         import time
 
         from funes.ingest import blocks, redact, run, stages
 
         t0 = time.monotonic()
         self.units = units or []  # what the caller stores with the rows (commands/index.py: its ledger entries)
+        # a scan worker (`scan.remote.Scanner`) runs the whole scan once it is up; until then (the
+        # budgeted run's first flush, ~1 s in) this process scans, as waiting for its start-up costs more
+        self.scanner = scanner if scanner is not None and scanner.ready() else None
         self.waited = 0.0  # seconds `finish` waited for the scanner
         self.redaction: redact.Redaction | None = None
         self.inputs: tuple[list[str], list[str | None]] | None = None
@@ -98,7 +102,7 @@ class Flush:
             # a flush larger than one clean batch is redacted batch by batch as it always was, none of it begun early
             if 0 < self.rows <= run.CLEAN_BATCH:
                 self.inputs = stages.scan_inputs(self.blocks)  # computed once: `finish` hands them to clean
-                self.redaction = redact.start(*self.inputs)
+                self.redaction = redact.start(*self.inputs, self.scanner)
         except BaseException:
             self.close()  # a child started before a Ctrl-C is stopped here: nothing else holds it yet
             raise
@@ -120,7 +124,7 @@ class Flush:
         from funes.ingest.redact import redact_texts
 
         if self.redaction is None:
-            return redact_texts(texts, commands)  # a flush of several clean batches: each scanned now
+            return redact_texts(texts, commands, self.scanner)  # a flush of several clean batches: each scanned now
         # a begun flush is one clean batch, cleaned once with the inputs its scan was started on
         if len(texts) != len(self.redaction.texts):
             raise ValueError(f"{len(texts)} texts to redact, the scan begun has {len(self.redaction.texts)}")

@@ -24,7 +24,9 @@ rules over the whole text) and `context` (funes rules within secret-ish windows)
 rules share in `values` (placeholder/randomness heuristics), `names` (secret-ish names) and
 `windows` (where the slower rules look). `gate` (with `superset`, Python regex -> Rust regex)
 hands the two in-process engines only the texts that can hold one of their findings, decided by
-polars over the whole batch; Kingfisher reads every text.
+polars over the whole batch; Kingfisher reads every text. A large `funes index` run scans in
+one long-lived worker process instead (`worker`, started and fed by `remote`, talking `frames`):
+the same `start`/`find`, so the same findings, on the other core.
 """
 
 from __future__ import annotations
