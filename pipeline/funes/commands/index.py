@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from funes import paths, vocab
-from funes.commands import prepare
+from funes.commands import collector, prepare
 from funes.commands.budget import Clock
 from funes.errors import UsageError
 from funes.memory import Memory, State, ledger, spec
@@ -89,7 +89,7 @@ def index_sources(
     report.sample = bool(sources) and all(paths.samples_dir() in Path(s.root).parents for s in sources)
     started = time.monotonic()
     mem = Memory.resolve(None)
-    with mem.lock():
+    with mem.lock(), collector.bulk():
         st, _msg = mem.state()
         if st in (State.INCOMPATIBLE, State.UNREADABLE):
             mem.require()
