@@ -4,7 +4,7 @@ Run: .venv/bin/python bench/parent_parts.py [--sessions 9000] [--rounds 3] [--ol
 
 Each worker is a fresh process running `bench/parent_profile.py`'s flow without cProfile: the
 first N day-zero transcripts, one untimed warm-up run, then one `funes index --auto --no-embed`
-text pass with no budget stop into a fresh memory, the scanner patched out (what is left once it
+text pass with no budget stop and flushes every 20k blocks (none by time, so every run flushes at the same rows) into a fresh memory, the scanner patched out (what is left once it
 leaves the parent) unless `--scan`. It reports its CPU (process_time), wall, the collector's
 collections and their CPU (gc.callbacks), peak RSS and the CPU per phase. Old (`--old`, a `git
 archive` of the base commit's pipeline/ on PYTHONPATH) and new alternate (ABBA...). After the
@@ -47,16 +47,19 @@ def worker(sessions: int, home: Path, scan: bool) -> None:
 
     tree = parent_profile.tree(sessions)
     os.environ.update(HOME=str(tree), FUNES_INDEX_WORKERS="1")
-    os.environ.pop("FUNES_INDEX_BUDGET", None)
+    # no budget stop (an unset budget is 60 s, which a loaded box can reach), and flush points by
+    # size only (FUNES_FLUSH_BLOCKS, 20k), never by seconds of reading: every run flushes at the same rows
+    os.environ["FUNES_INDEX_BUDGET"] = "100000"
     from funes import cli
     from funes import scan as scanner
 
     cli.index_imports(True)
     if not scan:
         scanner.start = parent_profile._NoScan  # type: ignore[assignment]
-    from funes.commands import index
+    from funes.commands import budget, index
 
     index.TIER_PASSES = (("text",),)  # type: ignore[misc]
+    index.FLUSH_S = budget.PROBE_S = 1e9  # type: ignore[misc]
     os.environ["FUNES_HOME"] = str(home.parent / (home.name + "-warm"))
     index.index(index.Options(auto=True, no_embed=True, limit=50))
     parent_profile._phases()

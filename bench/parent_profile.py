@@ -3,7 +3,7 @@
 Run: .venv/bin/python bench/parent_profile.py [--sessions 3000] [--top 40] [--sort tottime]
 
 Over the first N day-zero transcripts (bench/out/dayzero/home, hard-linked into a tree of their
-own), one `funes index --auto --no-embed` with no budget stop, under cProfile, after an untimed
+own), one `funes index --auto --no-embed` text pass with no budget stop and flushes every 20k blocks, under cProfile, after an untimed
 warm-up run (imports, rule caches). `funes.scan.start` is replaced in this process only by a scan
 that finds nothing and starts no child, so what is left is parse, chunk, store, the lexical
 refresh, discovery and the ledger (the scanner is another branch's, and leaves the parent).
@@ -110,15 +110,18 @@ def main() -> None:
     args = ap.parse_args()
     home = tree(args.sessions)
     os.environ.update(HOME=str(home), FUNES_INDEX_WORKERS="1")
-    os.environ.pop("FUNES_INDEX_BUDGET", None)
+    # no budget stop (an unset budget is 60 s, which a loaded box can reach), and flush points by
+    # size only (FUNES_FLUSH_BLOCKS, 20k), never by seconds of reading: every run flushes at the same rows
+    os.environ["FUNES_INDEX_BUDGET"] = "100000"
     from funes import cli, scan
 
     cli.index_imports(True)
     scan.start = _NoScan  # type: ignore[assignment]
-    from funes.commands import index
+    from funes.commands import budget, index
 
     if not args.all_tiers:
         index.TIER_PASSES = (("text",),)  # type: ignore[misc]
+    index.FLUSH_S = budget.PROBE_S = 1e9  # type: ignore[misc]
     warm = OUT / f"parent_profile-{args.sessions}" / "warm"
     shutil.rmtree(warm, ignore_errors=True)
     os.environ["FUNES_HOME"] = str(warm)

@@ -89,7 +89,7 @@ def index_sources(
     report.sample = bool(sources) and all(paths.samples_dir() in Path(s.root).parents for s in sources)
     started = time.monotonic()
     mem = Memory.resolve(None)
-    with mem.lock(), collector.bulk():
+    with mem.lock(), collector.bulk(), _shared_pieces():
         st, _msg = mem.state()
         if st in (State.INCOMPATIBLE, State.UNREADABLE):
             mem.require()
@@ -154,6 +154,13 @@ def _vectors_repair(fixed: dict) -> str:
         f"vectors: {fixed['mismatched']} pointed at other chunks; {fixed['remapped']} re-mapped by id, "
         f"{fixed['dropped']} dropped (their chunks are gone or will be embedded again)"
     )
+
+
+def _shared_pieces():
+    """The run's refreshes share one piece cache (`indexes.shared_pieces`), dropped when it ends."""
+    from funes.memory import indexes
+
+    return indexes.shared_pieces()
 
 
 def _refresh(mem: Memory, progress, report: IndexReport | None = None) -> None:
