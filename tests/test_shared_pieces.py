@@ -1,4 +1,4 @@
-"""An index run's refreshes share one piece cache: fewer pieces tokenised, the same index files."""
+"""An index run's store passes share one piece cache across their refreshes: fewer pieces tokenised, the same index files."""
 
 from __future__ import annotations
 

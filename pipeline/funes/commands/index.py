@@ -89,7 +89,7 @@ def index_sources(
     report.sample = bool(sources) and all(paths.samples_dir() in Path(s.root).parents for s in sources)
     started = time.monotonic()
     mem = Memory.resolve(None)
-    with mem.lock(), collector.bulk(), _shared_pieces():
+    with mem.lock(), collector.bulk():
         st, _msg = mem.state()
         if st in (State.INCOMPATIBLE, State.UNREADABLE):
             mem.require()
@@ -122,7 +122,8 @@ def index_sources(
                 report.searchable_at = time.monotonic() - started
 
         run.refresh_index = refresh
-        run.store(sources, TIER_PASSES if budgeted else ALL_TIERS, after_pass=searchable)
+        with _shared_pieces():  # the passes' refreshes share one piece cache, dropped before embedding
+            run.store(sources, TIER_PASSES if budgeted else ALL_TIERS, after_pass=searchable)
         if not opts.no_embed:
             run.embed()
         report.vectors_pending = len(mem.pending_rows())
