@@ -16,12 +16,6 @@ from typing import Any
 
 
 def write_json(path: Path, value: Any, *, sort_keys: bool = False) -> None:
-    """`value` as indented JSON, written as `write_text` writes (encoded whole first: a value that
-    cannot be encoded leaves the old file as it was)."""
-    write_text(path, json.dumps(value, indent=1, sort_keys=sort_keys))
-
-
-def write_text(path: Path, text: str) -> None:
     """Callers hold the memory's writer lock, so any other temp file of this name is a leftover
     of a killed write (it may hold a copy of the ledger): removed first."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -30,7 +24,7 @@ def write_text(path: Path, text: str) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+            json.dump(value, f, indent=1, sort_keys=sort_keys)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
