@@ -5,13 +5,11 @@ Run: .venv/bin/python bench/parent_levers.py [--sessions 9000] [--rounds 5] [--s
 `bench/parent_parts.py` compares the old code in its own processes; this toggles the levers inside
 one process, so both configurations share the process's imports, memory layout and warm caches:
 the collector settings (`commands/collector.bulk`), one piece cache per store pass
-(`indexes.shared_pieces`), the ledger's encoder (`ledger.save_state`; before: `write_json`, json's
-indenting encoder) and the facet sessions read as one array (`facets.read_sessions`; before: line
-by line). "before" patches each back to what 38a17c3 did. Each round is one day-zero text pass as
+(`indexes.shared_pieces`). "before" patches each back to what 38a17c3 did. Each round is one day-zero text pass as
 `parent_parts.py` runs it (first N transcripts, no budget stop, flushes every 20k blocks, the
 scanner patched out unless `--scan`) into a fresh memory; configurations alternate (ABBA...).
 Reported per configuration: best and median CPU (process_time), the collector's CPU, pieces
-tokenised, CPU in the ledger, tokenise and facet phases, and whether every run left the same
+tokenised, CPU in the tokenise and facet phases, and whether every run left the same
 rows, index files and ledger (`parent_parts.digest`).
 """
 
@@ -35,16 +33,6 @@ import parent_parts  # noqa: E402
 import parent_profile  # noqa: E402
 
 
-def _timed_fn(fn, phase: str):
-    class Holder:
-        pass
-
-    holder = Holder()
-    holder.f = fn  # type: ignore[attr-defined]
-    parent_profile._timed(holder, "f", phase)
-    return holder.f  # type: ignore[attr-defined]
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sessions", type=int, default=9000)
@@ -60,28 +48,22 @@ def main() -> None:
     if not args.scan:
         scanner.start = parent_profile._NoScan  # type: ignore[assignment]
     from funes.commands import budget, collector, index
-    from funes.memory import atomic, facets, indexes, ledger, tokenize
+    from funes.memory import facets, indexes, tokenize
 
     index.TIER_PASSES = (("text",),)  # type: ignore[misc]
     index.FLUSH_S = budget.PROBE_S = 1e9  # type: ignore[misc]
     after = {
         "bulk": collector.bulk,
         "shared": indexes.shared_pieces,
-        "save": ledger.save_state,
-        "sessions": facets.read_sessions,
     }
     before = {
         "bulk": contextlib.nullcontext,
         "shared": contextlib.nullcontext,
-        "save": lambda path, state: atomic.write_json(path, state, sort_keys=True),
-        "sessions": facets._sessions_by_line,
     }
 
     def use(levers: dict) -> None:
         collector.bulk = levers["bulk"]  # type: ignore[assignment]
         indexes.shared_pieces = levers["shared"]  # type: ignore[assignment]
-        ledger.save_state = levers["save"]  # type: ignore[assignment]
-        facets.read_sessions = levers["sessions"]  # type: ignore[assignment]
 
     base = OUT / f"parent_levers-{args.sessions}"
     shutil.rmtree(base, ignore_errors=True)
@@ -89,8 +71,6 @@ def main() -> None:
     index.index(index.Options(auto=True, no_embed=True, limit=50))
     parent_profile._phases()
     parent_profile._timed(facets, "append", "facets")
-    for levers in (before, after):  # each configuration's ledger writer, timed as the "ledger" phase
-        levers["save"] = _timed_fn(levers["save"], "ledger")
     gcs = {"cpu": 0.0}
     began = [0.0]
 

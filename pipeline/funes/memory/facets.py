@@ -82,26 +82,6 @@ def epoch(ts: str | None) -> float:
 
 
 def read_sessions(folder: Path, count: int) -> list[str]:
-    """The first `count` session ids (one JSON string a line). Every refresh batch reads them all
-    again, so they are decoded as one JSON array (one C call, not one `json.loads` a line); any
-    file whose first `count` lines do not read back as exactly that many values is read line by
-    line as before (tests/test_facet_sessions.py)."""
-    try:
-        text = (folder / SESSIONS).read_bytes().decode("utf-8")
-    except UnicodeDecodeError:  # a crashed append's torn tail, a bad byte: what the text read made of it
-        return _sessions_by_line(folder, count)
-    lines = text.split("\n", count)[:count]
-    try:
-        # a stray \r ends a line in a text read: such a file is read as before
-        out = None if any("\r" in line for line in lines) else json.loads("[" + ",".join(lines) + "]")
-    except ValueError:  # a bad line among the first `count`: the line-by-line read raises what it raised
-        out = None
-    if isinstance(out, list) and len(out) == len(lines):
-        return out
-    return _sessions_by_line(folder, count)
-
-
-def _sessions_by_line(folder: Path, count: int) -> list[str]:
     out: list[str] = []
     with (folder / SESSIONS).open(encoding="utf-8") as f:
         for line in f:
