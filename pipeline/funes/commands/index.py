@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from funes import paths, vocab
-from funes.commands import prepare
+from funes.commands import collector, prepare
 from funes.commands.budget import Clock
 from funes.errors import UsageError
 from funes.memory import Memory, State, ledger, spec
@@ -93,7 +93,7 @@ def index_sources(
     report.sample = bool(sources) and all(paths.samples_dir() in Path(s.root).parents for s in sources)
     started = time.monotonic()
     mem = Memory.resolve(None)
-    with mem.lock():
+    with mem.lock(), collector.bulk():
         st, _msg = mem.state()
         if st in (State.INCOMPATIBLE, State.UNREADABLE):
             mem.require()
@@ -126,7 +126,8 @@ def index_sources(
                 report.searchable_at = time.monotonic() - started
 
         run.refresh_index = refresh
-        run.store(sources, TIER_PASSES if budgeted else ALL_TIERS, after_pass=searchable)
+        with _shared_pieces():  # the passes' refreshes share one piece cache, dropped before embedding
+            run.store(sources, TIER_PASSES if budgeted else ALL_TIERS, after_pass=searchable)
         if not opts.no_embed:
             run.embed()
         report.vectors_pending = len(mem.pending_rows())
@@ -158,6 +159,13 @@ def _vectors_repair(fixed: dict) -> str:
         f"vectors: {fixed['mismatched']} pointed at other chunks; {fixed['remapped']} re-mapped by id, "
         f"{fixed['dropped']} dropped (their chunks are gone or will be embedded again)"
     )
+
+
+def _shared_pieces():
+    """The run's refreshes share one piece cache (`indexes.shared_pieces`), dropped when it ends."""
+    from funes.memory import indexes
+
+    return indexes.shared_pieces()
 
 
 def _refresh(mem: Memory, progress, report: IndexReport | None = None) -> None:

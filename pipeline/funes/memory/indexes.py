@@ -28,6 +28,9 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,6 +56,8 @@ TEXT_COLUMNS = ["text", "session_id", "seq", "block_type", "harness", "ts"]
 # what a BM25 document is; a manifest built for another one has its text side rebuilt
 DOCUMENTS = "context-line+text/1"  # memory/contexts.py documents()
 DOC_COLUMNS = list(dict.fromkeys([*TEXT_COLUMNS, *contexts.COLUMNS]))
+# the piece cache the refreshes inside `shared_pieces` use (none: each refresh has its own)
+_SHARED: ContextVar[tokenize.Numbering | None] = ContextVar("funes_shared_pieces", default=None)
 
 
 # ---- manifest ------------------------------------------------------------------------------
@@ -273,10 +278,26 @@ def _next_name(man: dict, kind: str, suffix: str = "") -> str:
     return f"{kind}.{man['counter']}{suffix}"
 
 
+@contextmanager
+def shared_pieces() -> Iterator[None]:
+    """The refreshes inside share one piece cache, dropped on the way out. An index run refreshes
+    after its first flush and at its end, and the two meet mostly the same pieces: each refresh
+    with its own tokenised ~196k new pieces in a 9,000-session day-zero pass, sharing one ~94k
+    (bench/README.md, "Issue 13: the parent's own CPU"). The segments are the same either way:
+    each batch's ids are renumbered to its own first-seen order (`Numbering.local`)."""
+    token = _SHARED.set(tokenize.Numbering())
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+
+
 def _index_text(chunks, man: dict, folder: Path, n: int, say) -> int:
     fdir = folder / f"facets.{man['generation']}"
     merged = 0
-    numbering = tokenize.Numbering()  # this refresh's piece cache: released when it returns
+    # this refresh's piece cache, released when it returns, unless the caller shares one (`shared_pieces`)
+    shared = _SHARED.get()
+    numbering = shared if shared is not None else tokenize.Numbering()
     for lo in range(man["chunks"]["rows"], n, READ_BATCH):
         hi = min(lo + READ_BATCH, n)
         say(f"indexing text rows {lo}-{hi} of {n}", True)
