@@ -376,3 +376,19 @@ def test_the_worker_imports_only_what_the_scanners_need(funes_home):
     loaded = {line.split("|")[-1].strip().split(".")[0] for line in err.decode().splitlines() if "|" in line}
     assert {"polars", "funes"} <= loaded
     assert not loaded & {"torch", "datasets", "lance", "pandas", "pyarrow", "numpy"}
+
+
+def test_the_directory_funes_runs_in_cannot_shadow_the_workers_imports(funes_home, tmp_path, monkeypatch):
+    """`python -m` puts the working directory first on the path; the worker is started with -P, so
+    a `polars.py` there (or a `kingfisher/` checkout) is not what its scan imports."""
+    marker = tmp_path / "shadowed"
+    (tmp_path / "polars.py").write_text(f"open({str(marker)!r}, 'w').close()\nraise ImportError('shadow')\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("FUNES_KINGFISHER", "off")
+    s = remote.Scanner()
+    try:
+        text = "export GITHUB_TOKEN=ghp_" + "a1B2c3D4e5" * 4
+        assert s.start([text]).result() == scan.find([text])
+    finally:
+        s.close()
+    assert not marker.exists()

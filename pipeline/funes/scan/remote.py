@@ -5,12 +5,14 @@
 either. Its findings are exactly `scan.find`'s (the worker runs it), checked on arrival: a span
 outside its text, unsorted or overlapping spans, a reply that is not one, the worker dying or
 going silent past the timeout all raise FunesError, and the batch is committed by no one (fail
-closed, as a Kingfisher failure is). A failed worker is not restarted: the run stops there.
+closed, as a Kingfisher failure is). A failed worker is not restarted: a batch it failed stops
+the run; one that fails between batches leaves the next flushes to scan in the indexing process
+(`prepare.Flush` asks `ready()`).
 
 The worker leads its own session (a terminal's Ctrl-C reaches funes only, which then closes it)
 and exits when its stdin closes, so a parent killed by any signal leaves no worker behind. A hung
 worker is killed outright: a Kingfisher child it had started then ends with its input, and its
-spill dir (named after the dead worker) is swept by the next scan that starts (`scratch`).
+spill dir (named after the dead worker) is swept at once (`scratch`).
 """
 
 from __future__ import annotations
@@ -65,7 +67,9 @@ class Scanner:
         env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         try:
             self.proc = subprocess.Popen(
-                argv or [sys.executable, "-m", "funes.scan.worker"],
+                # -P: the directory funes runs in is not on the worker's path (a `kingfisher/` or
+                # `polars.py` there would shadow its imports, and only its, the parent's console script has no such entry)
+                argv or [sys.executable, "-P", "-m", "funes.scan.worker"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,  # a traceback there could quote scanned text
@@ -76,14 +80,18 @@ class Scanner:
             raise FunesError(
                 f"the secret scan worker could not be started ({e.strerror or type(e).__name__})", _HINT
             ) from None
-        _widen(self.proc.stdin)
-        # the batches are written by a thread of their own: a worker that stops reading (hung)
-        # then blocks that thread, never the caller, whose `result` times out and kills it
-        self.outbox: queue.SimpleQueue = queue.SimpleQueue()
-        self.writer = threading.Thread(target=self._write, daemon=True)
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.writer.start()
-        self.reader.start()
+        try:
+            _widen(self.proc.stdin)
+            # the batches are written by a thread of their own: a worker that stops reading (hung)
+            # then blocks that thread, never the caller, whose `result` times out and kills it
+            self.outbox: queue.SimpleQueue = queue.SimpleQueue()
+            self.writer = threading.Thread(target=self._write, daemon=True)
+            self.reader = threading.Thread(target=self._read, daemon=True)
+            self.writer.start()
+            self.reader.start()
+        except BaseException:  # an interrupt before the caller holds it: nothing else would reap it
+            self.kill()
+            raise
 
     def ready(self) -> bool:
         """Whether the worker has started up (and not failed): a caller that must not wait for
@@ -171,6 +179,12 @@ class Scanner:
             with contextlib.suppress(OSError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait()
+        # a killed worker could not remove its Kingfisher spill dirs (the batch's unredacted text):
+        # its pid is dead now, so they go at once
+        from funes.scan import scratch
+
+        with contextlib.suppress(FunesError, OSError):
+            scratch.sweep(scratch.root())
 
 
 def _widen(pipe) -> None:

@@ -66,25 +66,32 @@ class _Worker:
         os.kill(os.getpid(), signal.SIGTERM)
 
     def begin(self, request) -> None:
+        if self.closing:
+            return
+        # begun outside the lock (views and Kingfisher's start take seconds on a large batch): the
+        # main thread meanwhile takes the batch before from `started` and answers it
+        rid, job, error = None, None, None
+        try:
+            _, rid, texts, commands, only = request
+            job = self.scan.start(texts, only=only, commands=commands)
+        except FunesError as e:
+            error = (e.message, e.hint)
+        except Exception as e:
+            error = (f"the secret scan could not start ({type(e).__name__})", None)
         with self.lock:
-            if self.closing:
+            if self.closing:  # `serve` has closed what it knew of: this one is closed here
+                if job is not None:
+                    job.close()
                 return
-            rid = None
-            try:
-                _, rid, texts, commands, only = request
-                self.started.append((rid, self.scan.start(texts, only=only, commands=commands), None))
-            except FunesError as e:
-                self.started.append((rid, None, (e.message, e.hint)))
-            except Exception as e:
-                self.started.append((rid, None, (f"the secret scan could not start ({type(e).__name__})", None)))
+            self.started.append((rid, job, error))
             self.ready.notify()
 
     def answer(self) -> tuple:
         with self.lock:
             while not self.started:
                 self.ready.wait()
+            self.current = self.started[0][1]  # before the pop: a SIGTERM between them loses no job
             rid, job, error = self.started.popleft()
-            self.current = job
         if job is None:
             return (rid, "error", *error)
         try:
