@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 from pathlib import Path
 
@@ -29,7 +30,7 @@ def _replay(memory: Path, out: Path, shared: bool) -> tuple[dict[str, bytes], in
 
     tokenize.Numbering.of = counted  # type: ignore[method-assign]
     try:
-        with indexes.shared_pieces() if shared else _nothing():
+        with indexes.shared_pieces() if shared else contextlib.nullcontext():
             for v in versions:
                 ds = lance.dataset(str(path), version=v)
                 indexes._index_text(ds, man, out, ds.count_rows(), lambda *a: None)
@@ -37,14 +38,6 @@ def _replay(memory: Path, out: Path, shared: bool) -> tuple[dict[str, bytes], in
         tokenize.Numbering.of = of  # type: ignore[method-assign]
     assert len(versions) > 1 and man["chunks"]["rows"] > 0
     return {str(f.relative_to(out)): f.read_bytes() for f in sorted(out.rglob("*")) if f.is_file()}, tokenised
-
-
-class _nothing:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False
 
 
 def _same_files_fewer_pieces(funes_home: Path) -> None:

@@ -126,7 +126,9 @@ def index_sources(
                 report.searchable_at = time.monotonic() - started
 
         run.refresh_index = refresh
-        with _shared_pieces():  # the passes' refreshes share one piece cache, dropped before embedding
+        from funes.memory import indexes
+
+        with indexes.shared_pieces():  # the passes' refreshes share one piece cache, dropped before embedding
             run.store(sources, TIER_PASSES if budgeted else ALL_TIERS, after_pass=searchable)
         if not opts.no_embed:
             run.embed()
@@ -159,13 +161,6 @@ def _vectors_repair(fixed: dict) -> str:
         f"vectors: {fixed['mismatched']} pointed at other chunks; {fixed['remapped']} re-mapped by id, "
         f"{fixed['dropped']} dropped (their chunks are gone or will be embedded again)"
     )
-
-
-def _shared_pieces():
-    """The run's refreshes share one piece cache (`indexes.shared_pieces`), dropped when it ends."""
-    from funes.memory import indexes
-
-    return indexes.shared_pieces()
 
 
 def _refresh(mem: Memory, progress, report: IndexReport | None = None) -> None:
@@ -242,7 +237,8 @@ class _Run:
                     from funes.scan import remote  # owed units are scanned: funes.scan is imported anyway
 
                     # started now, its imports run on the other core while this one reads
-                    self.scanner = remote.Scanner() if remote.wanted(len(owed)) else None
+                    files = sum(isinstance(s, source.FilesSource) for s, _ in owed)  # as `wanted` counts
+                    self.scanner = remote.Scanner() if remote.wanted(files) else None
                 stopped = self._store_pooled(pool, owed, tiers) if pooled else self._store_serial(owed, tiers)
                 if stopped:
                     return after_pass()

@@ -315,9 +315,10 @@ class Numbering:
     """Term ids shared by the `document_ids` calls given it, and each whitespace-free piece's ids.
 
     A refresh's batches meet mostly pieces met before; tokenising and numbering each one again per
-    batch was most of a batch's cost. One refresh owns one (memory/indexes.py `_index_text`), so
-    what it holds is released when the refresh ends: a long-lived server (MCP, serve) keeps
-    nothing between refreshes. A call's result is renumbered to its own first-seen order
+    batch was most of a batch's cost. One refresh owns one (memory/indexes.py `_index_text`), or
+    one index run's store passes share one (`indexes.shared_pieces`), so what it holds is
+    released when the refresh or the run ends: a long-lived server (MCP, serve) keeps nothing
+    between them. A call's result is renumbered to its own first-seen order
     (`local`), so nothing outside sees these ids. Cleared between calls past `MAX_PIECES` pieces
     or `MAX_TERMS` terms (a blob's pieces are not remembered but its terms are numbered), so one
     refresh's memory stays bounded too.
