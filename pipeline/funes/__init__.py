@@ -5,7 +5,8 @@ Hermes, Parquet trace exports) into one canonical turn/block table (schemas/turn
 column lists or an Arrow table;
 `ingest/` chunks, redacts and embeds those rows as pure stages over Arrow batches, called in
 turn by ingest/run.py (the chunk stages straight over Arrow slices, the embed stage as a
-`datasets.map`); `memory/` appends the chunk rows to an append-only Lance dataset
+`datasets.map`; a large run's secret scan runs whole in one worker process, `scan/remote.py` and
+`scan/worker.py`, so that it takes the other core); `memory/` appends the chunk rows to an append-only Lance dataset
 (memory/chunks.lance, vectors in memory/vectors.lance so text is searchable before it is
 embedded) and keeps the faiss + bm25s indexes fresh incrementally; `retrieval/` fuses vector and
 BM25 legs, reranks, weighs recency and attaches neighbours; `commands/` decide what to do and
