@@ -6,12 +6,16 @@ STAMP := $(VENV)/.installed
 
 .PHONY: index test check bench publish clean-venv agent-clis
 
+# a download cut off mid-wheel (seen in CI) is resumed, and a failed install step tried once more
+export PIP_RESUME_RETRIES ?= 20
+PIP := $(BIN)/python -m pip install -q
+
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
+	$(PIP) --upgrade pip || $(PIP) --upgrade pip
 	# the CPU build of torch first, so nothing later pulls a CUDA build
-	$(BIN)/python -m pip install -q "torch==2.13.0"
-	$(BIN)/python -m pip install -q -e ".[dev]"
+	$(PIP) "torch==2.13.0" || $(PIP) "torch==2.13.0"
+	$(PIP) -e ".[dev]" || $(PIP) -e ".[dev]"
 	touch $(STAMP)
 
 index: $(STAMP)
