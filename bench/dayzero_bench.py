@@ -203,7 +203,9 @@ def main() -> None:
             wall = time.perf_counter() - t0
             if args.trace:
                 trace = {"summary": round_trace.summary(wall), "events": round_trace.timeline()}
-                (OUT / f"trace-{args.tag or 'run'}-w{workers}-r{rnd}.json").write_text(json.dumps(trace, indent=1))
+                (
+                    OUT / f"trace-{args.tag or 'run'}-w{workers}-r{rnd}{'-resumed' if args.resume else ''}.json"
+                ).write_text(json.dumps(trace, indent=1))
                 print(json.dumps({"trace": trace["summary"]}), flush=True)
             cpu, kids = time.process_time() - c0, _children_cpu() - k0
             out = {

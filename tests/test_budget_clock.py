@@ -14,6 +14,7 @@ def _warm(clock: Clock, read=0.0001, finish=0.00005, index=0.00005) -> Clock:
     clock.note("read", read * 10_000, 10_000)
     clock.note("finish", 9.0, 10)  # cold: the datasets import
     clock.note("finish", finish * 10_000, 10_000)
+    clock.note("index", budget.INDEX_FIXED_S + 3 * index * 10_000, 10_000)  # the probe's: replaced by the next
     clock.note("index", budget.INDEX_FIXED_S + index * 10_000, 10_000)
     clock.stored(10_000, 15_000)
     clock.read_units(100, 1000)  # 10 blocks per unit
@@ -102,3 +103,13 @@ def test_before_the_worker_answers_its_rate_is_guessed_and_this_process_pays_lit
     remote = sum(clock.forecast(18_000, 0, now=5.0).values())
     assert remote < local
     assert not clock.must_stop(18_000, 0, now=5.0)
+
+
+def test_the_tail_is_priced_at_the_latest_refresh_the_probe_s_weighted():
+    clock = Clock(0.0, 30.0, True)
+    clock.note("index", budget.INDEX_FIXED_S + 2.0, 20_000)
+    assert clock.per_row("index") == pytest.approx(budget.INDEX_PROBE_WEIGHT * 2.0 / 20_000)
+    clock.note("index", budget.INDEX_FIXED_S + 6.0, 40_000)  # a loaded box: dearer now
+    assert clock.per_row("index") == pytest.approx(6.0 / 40_000)
+    clock.note("index", budget.INDEX_FIXED_S + 2.0, 40_000)
+    assert clock.per_row("index") == pytest.approx(2.0 / 40_000)

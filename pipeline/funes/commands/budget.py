@@ -41,10 +41,10 @@ INDEX_PER_READ = 1.5
 FINISH_PER_READ = 0.6
 # guess for the read rate until a unit after the first was read (the first pays the parsers' imports)
 FIRST_READ_S = 0.002
-# the worker's seconds per block until one of its batches was answered (0.16-0.21 ms measured on
-# day-zero batches of 20k blocks at load 2), and what a batch costs it on top when it arrives at an
+# the worker's seconds per block until one of its batches was answered (0.12-0.2 ms measured on
+# day-zero batches of 20k blocks at load 2-5), and what a batch costs it on top when it arrives at an
 # idle worker: a Kingfisher start, not hidden behind the batch before (~0.9-1.2 CPU-s)
-SCAN_PER_BLOCK_S = 0.0002
+SCAN_PER_BLOCK_S = 0.00015
 SCAN_FIXED_S = 1.0
 # what a flush's measured time may subtract as its fixed part when its rate is noted (the wait
 # for a scanner's start-up); a rate measured on a large flush spreads it thin
@@ -55,14 +55,18 @@ INDEX_FIXED_S = 0.5  # a refresh reads the table, saves a segment and may merge 
 # tail is priced at the latest refresh's rate, and a budgeted run refreshes every INDEX_EVERY
 # chunks (commands/index.py), so that the rate is recent and what is left for the tail small
 INDEX_EVERY = 40_000
+# the first (probe's) refresh of a few thousand chunks also warms what later ones reuse: per chunk
+# it cost 1.5-2x the next refresh in 4 of 8 traced rounds, about the same in 3, less in one (a round
+# 2 whose last refresh merged all of round 1, before INDEX_EVERY); its rate counts this much
+INDEX_PROBE_WEIGHT = 0.75
 CHUNKS_PER_BLOCK = 1.7  # chunks stored per block flushed, until a flush was committed (~1.6 measured)
 EXIT_S = 0.3  # after the last refresh: the ledger, the no-op refresh, the stale-vector count, the lock
 # the first flush of a budgeted run comes after this much reading: it pays the one-off imports early
 PROBE_S = 1.0
 # slack kept before the budget's end: a fixed part, and a share of the tail forecast (its rates
 # wander with the machine's load; the 10 % of the whole budget kept before left ~3 s unused). The
-# tail's real cost was 0.7-1.25x its forecast in day-zero rounds at load 3-5; with a CPU hog beside
-# (this process on ~0.2 of a core) 1.09x, and 0.1 of it let that round end at 30.8 s
+# tail's real cost was 0.8-1.0x its forecast in day-zero rounds at load 3-5, 1.2x with a CPU hog
+# beside (this process on ~0.2 of a core), where 0.1 of it let the round end at 30.8 s
 MARGIN_S = 0.5
 ERROR = 0.2
 
@@ -105,9 +109,11 @@ class Clock:
             most = {"flush": FLUSH_FIXED_S, "index": INDEX_FIXED_S}.get(what, 0.0)
             fixed = most if fixed is None else min(fixed, most)
             r = self._rate[what]
+            weight = 1.0
             if what == "index":
+                weight = INDEX_PROBE_WEIGHT if not r[1] else 1.0
                 r[0] = r[1] = 0  # the latest refresh's rate only (see INDEX_EVERY)
-            r[0] += max(seconds - fixed, 0.0)
+            r[0] += max(seconds - fixed, 0.0) * weight
             r[1] += rows
 
     def sent(self, now: float, blocks: int) -> None:
