@@ -65,8 +65,8 @@ EXIT_S = 0.3  # after the last refresh: the ledger, the no-op refresh, the stale
 PROBE_S = 1.0
 # slack kept before the budget's end: a fixed part, and a share of the tail forecast (its rates
 # wander with the machine's load; the 10 % of the whole budget kept before left ~3 s unused). The
-# tail's real cost was 0.8-1.0x its forecast in day-zero rounds at load 3-5, 1.2x with a CPU hog
-# beside (this process on ~0.2 of a core), where 0.1 of it let the round end at 30.8 s
+# tail's real cost was 0.74-1.0x its forecast in day-zero rounds at load 2.4-5.8, 0.64-1.2x with a
+# CPU hog beside (this process on ~0.2 of a core), where 0.1 of it let a round end at 30.8 s
 MARGIN_S = 0.5
 ERROR = 0.2
 
