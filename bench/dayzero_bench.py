@@ -159,6 +159,11 @@ def main() -> None:
         "--resume", action="store_true", help="continue this tag's memory (rounds of two codes interleaved by a script)"
     )
     ap.add_argument("--no-reference", action="store_true", help="skip the plain bm25s index over the stored texts")
+    ap.add_argument(
+        "--trace",
+        action="store_true",
+        help="each round's timeline (bench/round_trace.py) into bench/out/trace-TAG-rN.json",
+    )
     args = ap.parse_args()
     root = OUT / "dayzero"
     home = root / "home"
@@ -174,6 +179,10 @@ def main() -> None:
     if hasattr(cli, "index_imports"):  # what `funes index --no-embed` does first (older code: nothing)
         cli.index_imports(True)
     instrument()
+    if args.trace:
+        import round_trace
+
+        round_trace.instrument()
     from funes.commands import index
 
     qs = dayzero_data.questions()
@@ -187,9 +196,17 @@ def main() -> None:
             PHASES.clear()
             CPU.clear()
             KINGFISHER.update(calls=0, texts=0)
+            if args.trace:
+                round_trace.begin_round()
             t0, c0, k0 = time.perf_counter(), time.process_time(), _children_cpu()
             rep = index.index(index.Options(auto=True, no_embed=True))
             wall = time.perf_counter() - t0
+            if args.trace:
+                trace = {"summary": round_trace.summary(wall), "events": round_trace.timeline()}
+                (
+                    OUT / f"trace-{args.tag or 'run'}-w{workers}-r{rnd}{'-resumed' if args.resume else ''}.json"
+                ).write_text(json.dumps(trace, indent=1))
+                print(json.dumps({"trace": trace["summary"]}), flush=True)
             cpu, kids = time.process_time() - c0, _children_cpu() - k0
             out = {
                 "workers": workers,

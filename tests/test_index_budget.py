@@ -20,20 +20,31 @@ TOLERANCE_S = 2.5
 POOL_TOLERANCE_S = 8.0
 
 
-def _budgeted_first_run(funes_home, monkeypatch, workers: int, tolerance: float = TOLERANCE_S):
+def _budgeted_first_run(
+    funes_home, monkeypatch, workers: int, tolerance: float = TOLERANCE_S, budget: float = BUDGET_S, sessions=1200
+):
     """1,200 sessions (far more than two seconds of indexing, even on an idle box), one budgeted
     run with `workers` processes: it stops, stores something, and ends within the tolerance."""
     root = funes_home.parent / ".claude" / "projects"
-    for s in range(1200):
+    for s in range(sessions):
         write_claude_session(root, f"budget-{s:05d}", [prose(s * 7 + t, 90) for t in range(8)])
-    monkeypatch.setenv("FUNES_INDEX_BUDGET", str(BUDGET_S))
+    monkeypatch.setenv("FUNES_INDEX_BUDGET", str(budget))
     monkeypatch.setenv("FUNES_INDEX_WORKERS", str(workers))
     t0 = time.monotonic()
     first = index.index(index.Options(auto=True, no_embed=True))
     wall = time.monotonic() - t0
     assert first.budget_stopped and first.chunks_added > 0
-    assert wall < BUDGET_S + tolerance, f"budgeted run ({workers} processes) took {wall:.2f}s (budget {BUDGET_S}s)"
+    assert wall < budget + tolerance, f"budgeted run ({workers} processes) took {wall:.2f}s (budget {budget}s)"
     return first, wall
+
+
+def test_a_round_scanned_by_the_worker_ends_before_its_budget(funes_home, monkeypatch):
+    """The clock prices the tail (the worker's backlog, the refresh beside it, the last refresh)
+    from its own measured rates: with the scan worker, a budgeted run ends before its budget, not
+    within a tolerance after it."""
+    monkeypatch.setenv("FUNES_SCAN_WORKER", "on")
+    first, wall = _budgeted_first_run(funes_home, monkeypatch, 1, tolerance=0.0, budget=4.0, sessions=2400)
+    assert first.searchable_at is not None and first.searchable_at <= wall
 
 
 def test_small_budget_is_respected_and_the_next_run_resumes(funes_home, monkeypatch):

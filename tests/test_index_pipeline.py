@@ -279,3 +279,56 @@ def test_a_begun_flush_computes_its_scan_inputs_once(funes_home, reference, monk
     _index(tree)
     assert len(calls) == len(rec.sessions) == 3
     assert _rows() == want
+
+
+def _slow_kingfisher(tmp_path: Path) -> Path:
+    """The real Kingfisher, 0.4 s late on every scan: a flush's scan is never through by the next flush point."""
+    fake = tmp_path / "slow-kingfisher"
+    fake.write_text(f'#!/bin/sh\nsleep 0.4\nexec "{scan._kingfisher_binary()[0]}" "$@"\n')
+    fake.chmod(0o755)
+    return fake
+
+
+def test_a_budgeted_run_indexes_as_it_goes_and_beside_its_last_scans(funes_home, tmp_path, monkeypatch, reference):
+    """A budgeted pass refreshes the lexical index every INDEX_EVERY chunks, and while its last
+    flush's scan runs rather than after it: more refreshes than the probe's and the last, the
+    same rows as one flush over everything and the same BM25 answers, scores included."""
+    from funes.commands import budget
+    from funes.memory import Memory
+    from funes.retrieval.retriever import RecallRequest, Retriever
+
+    tree, want = reference
+    tree_home = funes_home.parent / ".claude" / "projects"
+    tree_home.parent.mkdir(parents=True, exist_ok=True)
+    tree_home.symlink_to(tree, target_is_directory=True)
+    monkeypatch.setenv("FUNES_INDEX_BUDGET", "600")  # budgeted, never reached
+    monkeypatch.setenv("FUNES_FLUSH_BLOCKS", "24")
+    monkeypatch.setenv("FUNES_KINGFISHER", str(_slow_kingfisher(tmp_path)))
+    answers, counts, stored = {}, {}, {}
+    real = index._refresh
+    for name, every in (("at the end", 10**9), ("as it goes", 1)):
+        monkeypatch.setattr(budget, "INDEX_EVERY", every)
+        monkeypatch.setenv("FUNES_HOME", str(tmp_path / name))
+        refreshes = [0]
+
+        def counted(*a, _n=refreshes, **kw):
+            _n[0] += 1
+            return real(*a, **kw)
+
+        monkeypatch.setattr(index, "_refresh", counted)
+        report = index.index(index.Options(auto=True, no_embed=True))
+        assert report.chunks_added > 0 and not report.budget_stopped
+        counts[name], stored[name] = refreshes[0], _rows(tmp_path / name)
+        mem = Memory.resolve(None)
+        answers[name] = [
+            [
+                (h.id, round(h.score, 9))
+                for h in Retriever(mem, embedder=None, reranker=None)
+                .run(RecallRequest(q, k=5, neighbors=0, half_life=0, legs=("bm25",)))
+                .hits
+            ]
+            for q in ("ghp token export", prose(12, 20), prose(131, 12), "AWS secret access key")
+        ]
+    assert counts["as it goes"] > counts["at the end"] >= 1, counts
+    assert set(stored["as it goes"]) == set(stored["at the end"]) == set(want)
+    assert answers["as it goes"] == answers["at the end"] and all(answers["at the end"])

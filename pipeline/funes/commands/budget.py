@@ -1,16 +1,30 @@
 """When a budgeted index run must flush what it has read and stop, so that it ends within its budget.
 
 Checking the clock only after a flush let a run overrun by a whole flush: reading is the cheap
-part, and the scan + chunk + append of what was read costs about twice as long again (bench/
-README.md "## Day zero"), then the lexical index of everything stored comes on top. So the run
-learns its own rates as it goes (seconds per block read, per block flushed, per chunk indexed)
-and, before reading the next unit, asks whether reading it, flushing everything pending and
-indexing what is stored would still end before the deadline; when not, it flushes now and stops.
+part, and the scan + chunk + append of what was read and the lexical index of everything stored
+come on top. So the run learns its own rates as it goes and, before reading the next unit, asks
+whether reading it and then the round's tail would still end before the budget's end; when not,
+it flushes now and stops. The tail, forecast step by step (`forecast`):
+
+- the last flush begun (its rows' parent-side cost: scan inputs, chunk, append, ledger);
+- the scan worker's backlog: a large run's scans run in another process (scan/remote.py), one
+  batch after another, so the last batch's findings arrive when the batches still in flight and
+  then it are scanned, at the worker's own measured seconds per block (from when it was sent or the
+  batch before it was answered, to its answer); the parent waits only for what is left of that;
+- meanwhile the parent indexes what is already stored (`overlap`: the worker's core scans while
+  this one refreshes, rather than each idling in turn), then finishes the flushes as their
+  findings arrive, and indexes the rest, at the measured seconds per chunk (pending blocks
+  converted at this run's chunks per block);
+- a slack: MARGIN_S plus ERROR of the tail (the refresh's wall swings with the box's load).
+
+The refresh is the tail's least predictable part (its wall per chunk doubles with load and with
+the index it merges into), so a budgeted run also refreshes every INDEX_EVERY chunks stored, while
+the worker scans the batch just sent: the rate the tail is priced at is recent, and the tail short.
+
 Until a rate has been measured it is guessed from the read rate, pessimistically. The first
 flush comes after only a second of warm reading, and what it stored is indexed as soon as its
 scan is through: both rates are measured while most of the budget is still ahead (and that text
-is searchable early). A flush pending while the next units are read (commands/index.py) is work
-still owed: the caller counts its rows among those to flush.
+is searchable early).
 """
 
 from __future__ import annotations
@@ -21,39 +35,72 @@ import time
 # (measured ~2x and ~1.1x on the day-zero bench; a first flush also pays the datasets import)
 FLUSH_PER_READ = 3.0
 INDEX_PER_READ = 1.5
+# a flush whose scan runs in the worker costs this process only its start, chunking and append
+# (~0.07 ms per block measured on day zero, about half a read): guessed as 3x reading, it stopped
+# a 30 s round at 5 s, before its first batch to the worker was answered
+FINISH_PER_READ = 0.6
 # guess for the read rate until a unit after the first was read (the first pays the parsers' imports)
 FIRST_READ_S = 0.002
-# what every flush costs whatever its size (a scanner process start); a rate measured on a large
-# flush spreads it thin, the last small flush pays it whole. The serial path's flushes overlap
-# their scans with the next reads and count only what they still waited; the last one before a
-# stop has nothing to overlap with, and waits about this long
+# the worker's seconds per block until one of its batches was answered (0.12-0.2 ms measured on
+# day-zero batches of 20k blocks at load 2-5), and what a batch costs it on top when it arrives at an
+# idle worker: a Kingfisher start, not hidden behind the batch before (~0.9-1.2 CPU-s)
+SCAN_PER_BLOCK_S = 0.00015
+SCAN_FIXED_S = 1.0
+# what a flush's measured time may subtract as its fixed part when its rate is noted (the wait
+# for a scanner's start-up); a rate measured on a large flush spreads it thin
 FLUSH_FIXED_S = 1.0
 INDEX_FIXED_S = 0.5  # a refresh reads the table, saves a segment and may merge older ones
+# a refresh's wall per chunk grows with the index it merges into and swings with the box's load
+# (0.045-0.13 ms per chunk in day-zero traces at load 2-4, the stop's up to 2x the probe's): the
+# tail is priced at the latest refresh's rate, and a budgeted run refreshes every INDEX_EVERY
+# chunks (commands/index.py), so that the rate is recent and what is left for the tail small
+INDEX_EVERY = 40_000
+# the first (probe's) refresh of a few thousand chunks also warms what later ones reuse: per chunk
+# it cost 1.5-2x the next refresh in 4 of 8 traced rounds, about the same in 3, less in one (a round
+# 2 whose last refresh merged all of round 1, before INDEX_EVERY); its rate counts this much
+INDEX_PROBE_WEIGHT = 0.75
+CHUNKS_PER_BLOCK = 1.7  # chunks stored per block flushed, until a flush was committed (~1.6 measured)
+EXIT_S = 0.3  # after the last refresh: the ledger, the no-op refresh, the stale-vector count, the lock
 # the first flush of a budgeted run comes after this much reading: it pays the one-off imports early
 PROBE_S = 1.0
-# slack kept before the deadline: rates wander with the machine's load
-MARGIN = 0.1
+# slack kept before the budget's end: a fixed part, and a share of the tail forecast (its rates
+# wander with the machine's load; the 10 % of the whole budget kept before left ~3 s unused). The
+# tail's real cost was 0.74-1.0x its forecast in day-zero rounds at load 2.4-5.8, 0.64-1.2x with a
+# CPU hog beside (this process on ~0.2 of a core), where 0.1 of it let a round end at 30.8 s
+MARGIN_S = 0.5
+ERROR = 0.2
 
 
 class Clock:
     """A budgeted run's deadline and the rates it has observed (all in wall seconds)."""
 
-    def __init__(self, started: float, budget_s: float, budgeted: bool):
-        self.deadline = started + budget_s * (1 - MARGIN)
+    def __init__(self, started: float, budget_s: float, budgeted: bool, overlap: bool = True):
+        self.started = started
+        self.end = started + budget_s
+        self.deadline = self.end - MARGIN_S
         self.budgeted = budgeted
-        self._rate = {"read": [0.0, 0], "flush": [0.0, 0], "index": [0.0, 0]}
+        self.overlap = overlap  # the caller indexes what is stored while its last scans run
+        # per block read; per block flushed in this process (its scan included); per block flushed
+        # through the worker (this process's part: `finish`; the worker's: `scan`); per chunk indexed
+        self._rate = {w: [0.0, 0] for w in ("read", "flush", "finish", "scan", "index")}
+        self.remote = False  # a batch went to the scan worker: the last one will too
         self.unit_rows = 1.0  # blocks per unit read so far (what one more unit adds)
-        self._cold = {"read"}
+        # the first read pays the parsers' imports, the first finish the datasets import: not rates
+        self._cold = {"read", "finish"}
         self.probed = False  # the first (probe) flush has begun
+        self._stored = [0, 0]  # blocks flushed, chunks they added
+        self.in_flight: list[tuple[float, int]] = []  # (sent at, blocks) of batches the worker has not answered
+        self.worker_free = started  # when the worker answered its last batch
+        self.forecast_parts: dict[str, float] = {}  # the parts of the last forecast (bench --trace)
 
     def note(self, what: str, seconds: float, rows: int, fixed: float | None = None) -> None:
         """`seconds` spent on `rows`; `fixed`: of those, what did not depend on the rows (at most
         FLUSH_FIXED_S / INDEX_FIXED_S, the default: a flush that waited for its scanner's start-up)."""
-        if what == "flush":
+        if what in ("flush", "finish"):
             self.probed = True
         if what in self._cold:
-            # the first read pays the parsers' imports: not a rate (the first flush pays the
-            # scanner's and datasets' start-up too, but counting it errs on the safe side)
+            # (the first in-process flush pays the scanner's and datasets' start-up too, but
+            # counting it errs on the safe side)
             self._cold.discard(what)
             return
         if rows > 0:
@@ -62,8 +109,40 @@ class Clock:
             most = {"flush": FLUSH_FIXED_S, "index": INDEX_FIXED_S}.get(what, 0.0)
             fixed = most if fixed is None else min(fixed, most)
             r = self._rate[what]
-            r[0] += max(seconds - fixed, 0.0)
+            weight = 1.0
+            if what == "index":
+                weight = INDEX_PROBE_WEIGHT if not r[1] else 1.0
+                r[0] = r[1] = 0  # the latest refresh's rate only (see INDEX_EVERY)
+            r[0] += max(seconds - fixed, 0.0) * weight
             r[1] += rows
+
+    def sent(self, now: float, blocks: int) -> None:
+        """A batch of `blocks` went to the scan worker."""
+        self.in_flight.append((now, blocks))
+        self.remote = True
+
+    def answered(self, now: float) -> None:
+        """The oldest batch in flight was answered (seen at `now`): the worker's rate, measured."""
+        if not self.in_flight:
+            return
+        sent, blocks = self.in_flight.pop(0)
+        began = max(sent, self.worker_free)
+        fixed = SCAN_FIXED_S if sent >= self.worker_free else 0.0  # it found the worker idle
+        busy = now - began
+        self.worker_free = now
+        r = self._rate["scan"]
+        r[0] += max(busy - min(fixed, busy / 2), 0.0)
+        r[1] += blocks
+
+    def stored(self, blocks: int, chunks: int) -> None:
+        """A flush of `blocks` added `chunks` (the index rate is per chunk; what is pending, blocks)."""
+        self._stored[0] += blocks
+        self._stored[1] += chunks
+
+    @property
+    def chunks_per_block(self) -> float:
+        blocks, chunks = self._stored
+        return max(chunks / blocks, 1.0) if blocks > 1000 else CHUNKS_PER_BLOCK
 
     def warm(self, what: str) -> None:
         """The next `what` is a rate after all (a pooled run's first group arrives well into the
@@ -77,8 +156,10 @@ class Clock:
         s, n = self._rate[what]
         if n:
             return s / n
+        if what == "scan":
+            return SCAN_PER_BLOCK_S
         read = self.per_row("read") if what != "read" else FIRST_READ_S
-        return read * (FLUSH_PER_READ if what == "flush" else INDEX_PER_READ)
+        return read * {"flush": FLUSH_PER_READ, "finish": FINISH_PER_READ}.get(what, INDEX_PER_READ)
 
     def flush_after(self, default_s: float) -> float:
         """Seconds of reading before the next flush: short until a flush has been measured."""
@@ -87,18 +168,62 @@ class Clock:
     def read_units(self, units: int, rows: int) -> None:
         self.unit_rows = max(rows / max(units, 1), 1.0)
 
-    def must_stop(self, pending_rows: int, unindexed_rows: int, now: float | None = None) -> bool:
-        """Would reading one more unit, flushing `pending_rows` + it and indexing `unindexed_rows` +
-        them end past the deadline? Always False for an unbudgeted run."""
+    def forecast(self, batch_rows: int, unindexed_rows: int, now: float | None = None) -> dict[str, float]:
+        """What the round's tail would cost if one more unit were read and then `batch_rows` blocks
+        (read, not flushed) + it flushed as the last batch: each part in seconds, `margin` included."""
+        now = time.monotonic() if now is None else now
+        more = self.unit_rows
+        last = batch_rows + more
+        scan, index = self.per_row("scan"), self.per_row("index")
+        cpb = self.chunks_per_block
+        t = now + more * self.per_row("read")
+        read_end = t
+        if not self.remote:
+            # scanned in this process (a small run, or before the worker is up): its flush rate
+            # holds the scan, in series with the refresh (not counted on to overlap)
+            done = FLUSH_FIXED_S + last * self.per_row("flush")
+            refresh = INDEX_FIXED_S + (unindexed_rows + last * cpb) * index
+            parts = {"read": t - now, "finish": done, "index_last": refresh, "exit": EXIT_S}
+            parts["margin"] = ERROR * sum(parts.values())
+            return parts
+        flush = self.per_row("finish")
+        # the worker, batch after batch: the ones in flight, then the last (sent once begun: its
+        # parent-side start is small, counted in its finish)
+        free = self.worker_free
+        arrivals: list[tuple[float, float]] = []
+        for sent, blocks in self.in_flight:
+            start = max(free, sent)
+            free = max(start + (SCAN_FIXED_S if sent >= free else 0.0) + blocks * scan, now)
+            arrivals.append((free, blocks))
+        start = max(free, t)
+        scan_end = start + (SCAN_FIXED_S if t >= free else 0.0) + last * scan
+        arrivals.append((scan_end, last))
+        stored = float(unindexed_rows)
+        if self.overlap and unindexed_rows:
+            t += INDEX_FIXED_S + unindexed_rows * index  # indexed while the scans run
+            stored = 0.0
+        index_begin = t
+        for at, n in arrivals:
+            t = max(t, at) + n * flush
+        waited = t - index_begin - sum(b for _, b in arrivals) * flush
+        t += INDEX_FIXED_S + (stored + sum(b for _, b in arrivals) * cpb) * index + EXIT_S
+        parts = {
+            "read": read_end - now,
+            "index_early": index_begin - read_end,
+            "wait": max(waited, 0.0),
+            "finish": sum(b for _, b in arrivals) * flush,
+            "index_last": t - EXIT_S - (index_begin + max(waited, 0.0) + sum(b for _, b in arrivals) * flush),
+            "exit": EXIT_S,
+        }
+        parts["margin"] = ERROR * (t - now)
+        return parts
+
+    def must_stop(self, batch_rows: int, unindexed_rows: int, now: float | None = None) -> bool:
+        """Would reading one more unit and the tail (`forecast`) end past the deadline? `batch_rows`:
+        blocks read and not flushed; `unindexed_rows`: chunks stored and not indexed. Always False
+        for an unbudgeted run."""
         if not self.budgeted:
             return False
         now = time.monotonic() if now is None else now
-        more = self.unit_rows
-        cost = (
-            more * self.per_row("read")
-            + FLUSH_FIXED_S
-            + (pending_rows + more) * self.per_row("flush")
-            + INDEX_FIXED_S
-            + (unindexed_rows + pending_rows + more) * self.per_row("index")
-        )
-        return now + cost > self.deadline
+        self.forecast_parts = self.forecast(batch_rows, unindexed_rows, now)
+        return now + sum(self.forecast_parts.values()) > self.deadline

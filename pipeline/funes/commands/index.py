@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from funes import paths, vocab
-from funes.commands import collector, prepare
+from funes.commands import budget, collector, prepare
 from funes.commands.budget import Clock
 from funes.errors import UsageError
 from funes.memory import Memory, State, ledger, spec
@@ -201,6 +201,7 @@ class _Run:
         # the flush begun last, finished once its scan is through: (its Flush, its units, seconds spent so far)
         self.pending: prepare.Flush | None = None  # a flush begun, finished later (`_flush`)
         self.scanner: Scanner | None = None  # the scan worker of a large run (`store`)
+        self.in_worker: set[int] = set()  # the flushes whose batch the clock counts as in the worker
 
     def over_budget(self) -> bool:
         if self.report.budget_stopped:
@@ -210,9 +211,10 @@ class _Run:
             return True
         return False
 
-    def must_stop(self, pending_rows: int = 0) -> bool:
-        """Over budget, or one more unit could not be read, stored and indexed within it."""
-        if self.over_budget() or self.clock.must_stop(pending_rows, self.unindexed):
+    def must_stop(self, batch_rows: int = 0) -> bool:
+        """Over budget, or one more unit could not be read, stored and indexed within it
+        (`batch_rows`: blocks read and not flushed yet; the flushes begun, the clock knows)."""
+        if self.over_budget() or self.clock.must_stop(batch_rows, self.unindexed):
             self.report.budget_stopped = True
             return True
         return False
@@ -275,11 +277,12 @@ class _Run:
         rows, last = 0, time.monotonic()
         read_units = read_rows = 0
         for i, (src, unit) in enumerate(owed, 1):
-            if batch and self.must_stop(rows + self._pending_rows()):
+            if batch and self.must_stop(rows):
                 # flushing now still ends within the budget; one more unit might not
                 self._flush(batch, last=True)
                 return True
             if self.pending is not None and self.pending.scanned():
+                self._answered(time.monotonic())
                 self._finish_pending()  # its rows are stored, and its rates measured, at once
             self.progress(f"{target} [{i}/{len(owed)}] {unit.key}", True)
             t0 = time.monotonic()
@@ -297,7 +300,8 @@ class _Run:
             if rows >= self.flush_blocks or time.monotonic() - last > self.clock.flush_after(FLUSH_S):
                 self._flush(batch)
                 batch, rows, last = [], 0, time.monotonic()
-                if self.must_stop(self._pending_rows()):
+                if self.must_stop():
+                    self._index_while_scanning()
                     self._finish_pending()
                     return True
         self._flush(batch, last=True)
@@ -387,7 +391,14 @@ class _Run:
         try:
             if flush is not None:
                 self.clock.probed = True  # the next flush comes after the usual interval, not the probe's
+                if flush.scanner is not None and not flush.scanned():  # its batch is in the worker's queue
+                    self.clock.sent(time.monotonic(), flush.rows)
+                    self.in_worker.add(id(flush))
+            if last:
+                self._index_while_scanning(flush)
             self._finish_pending()
+            if not last and flush is not None and self.budgeted and self.unindexed >= budget.INDEX_EVERY:
+                self.refresh_index()  # while the worker scans the batch just sent
         except BaseException:
             if flush is not None:
                 flush.close()
@@ -396,8 +407,18 @@ class _Run:
         if last:
             self._finish_pending()
 
-    def _pending_rows(self) -> int:
-        return self.pending.rows if self.pending is not None else 0
+    def _index_while_scanning(self, last: prepare.Flush | None = None) -> None:
+        """A budgeted run about to stop indexes what is stored while the worker scans its last
+        batches, rather than wait for them idle and then index everything with the worker's core
+        idle (the clock's forecast counts on it: budget.Clock `overlap`)."""
+        begun = [f for f in (self.pending, last) if f is not None]
+        if self.budgeted and self.unindexed and any(not f.scanned() for f in begun):
+            self.refresh_index()
+
+    def _answered(self, now: float) -> None:
+        if self.pending is not None and id(self.pending) in self.in_worker:
+            self.in_worker.discard(id(self.pending))
+            self.clock.answered(now)
 
     def _finish_pending(self) -> None:
         if self.pending is None:
@@ -407,18 +428,29 @@ class _Run:
             chunks, removed = flush.finish()
         finally:
             self.pending = None  # finished or closed: until then an interrupt's `_drop_pending` closes it
+        remote = id(flush) in self.in_worker
+        if remote:  # its answer came when the wait for it ended (or before)
+            self.in_worker.discard(id(flush))
+            self.clock.answered(t0 + flush.waited)
+        added = self.report.chunks_added
         self._commit(chunks, removed, flush.units)
+        self.clock.stored(flush.rows, self.report.chunks_added - added)
         # one flush's cost is its start and its finish: the scan between them ran on another core,
         # and what this process still waited for it is the flush's fixed part. The first flush
         # pays one-off imports instead (datasets, the scanners' patterns: ~2 s, no per-row cost);
         # counted as per-row, a 30 s round stopped at 10 s
-        fixed = flush.waited if self.clock.measured("flush") else None
-        self.clock.note("flush", flush.spent + time.monotonic() - t0, flush.rows, fixed=fixed)
+        spent = flush.spent + time.monotonic() - t0
+        if remote:  # this process's part only: the worker's is its own rate (`Clock.answered`)
+            self.clock.note("finish", spent - flush.waited, flush.rows)
+        else:
+            fixed = flush.waited if self.clock.measured("flush") else None
+            self.clock.note("flush", spent, flush.rows, fixed=fixed)
         self._probe_index()
 
     def _drop_pending(self) -> None:
         if self.pending is not None:
             flush, self.pending = self.pending, None
+            self.in_worker.discard(id(flush))
             flush.close()
 
     def _probe_index(self, force: bool = False) -> None:

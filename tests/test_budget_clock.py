@@ -1,0 +1,115 @@
+"""budget.Clock's stop decisions on synthetic rates: the worker's backlog, the overlapped refresh, the margin."""
+
+from __future__ import annotations
+
+import pytest
+
+from funes.commands import budget
+from funes.commands.budget import Clock
+
+
+def _warm(clock: Clock, read=0.0001, finish=0.00005, index=0.00005) -> Clock:
+    """A clock with measured rates: 0.1 ms per block read, 0.05 ms per block finished, 0.05 ms per chunk indexed."""
+    clock.note("read", 1.0, 10)  # cold: the parsers' imports, not a rate
+    clock.note("read", read * 10_000, 10_000)
+    clock.note("finish", 9.0, 10)  # cold: the datasets import
+    clock.note("finish", finish * 10_000, 10_000)
+    clock.note("index", budget.INDEX_FIXED_S + 3 * index * 10_000, 10_000)  # the probe's: replaced by the next
+    clock.note("index", budget.INDEX_FIXED_S + index * 10_000, 10_000)
+    clock.stored(10_000, 15_000)
+    clock.read_units(100, 1000)  # 10 blocks per unit
+    return clock
+
+
+def test_the_worker_rate_is_measured_from_sent_to_answered_with_its_queue():
+    clock = Clock(0.0, 30.0, True)
+    clock.sent(1.0, 10_000)  # the worker was idle: the batch pays a Kingfisher start
+    clock.sent(2.0, 10_000)  # queued behind the first: busy from the first's answer
+    clock.answered(1.0 + budget.SCAN_FIXED_S + 2.0)
+    clock.answered(4.0 + 2.0)
+    assert clock.per_row("scan") == pytest.approx(4.0 / 20_000)
+    assert clock.in_flight == [] and clock.worker_free == 6.0
+
+
+def test_the_last_flush_waits_for_the_worker_backlog_not_a_fixed_guess():
+    clock = _warm(Clock(0.0, 30.0, True))
+    clock.sent(0.0, 10_000)
+    clock.answered(budget.SCAN_FIXED_S + 10_000 * 0.0002)  # 0.2 ms per block in the worker
+    clock.sent(10.0, 20_000)  # 4 s of scanning, due at 10 + fixed + 4
+    parts = clock.forecast(5000, 0, now=11.0)
+    last = 5000 + 10
+    due = 10.0 + budget.SCAN_FIXED_S + 20_000 * 0.0002
+    # the parent finishes the batch in flight when it arrives, then waits for the last one queued behind it
+    want_end = due + last * 0.0002 + last * 0.00005
+    got_end = 11.0 + sum(v for k, v in parts.items() if k not in ("index_last", "exit", "margin"))
+    assert got_end == pytest.approx(want_end, abs=1e-6)
+    assert parts["wait"] > 4.0
+    # the same batch in flight, nearly through: the wait is what is left of it, not a second's guess
+    parts = clock.forecast(5000, 0, now=due - 0.01)
+    assert parts["wait"] < 0.05
+
+
+def test_an_idle_worker_charges_its_start_and_a_busy_one_does_not():
+    idle = _warm(Clock(0.0, 30.0, True))
+    idle.sent(0.0, 10_000)
+    idle.answered(budget.SCAN_FIXED_S + 2.0)
+    busy = _warm(Clock(0.0, 30.0, True))
+    busy.sent(0.0, 10_000)
+    busy.answered(budget.SCAN_FIXED_S + 2.0)
+    busy.sent(9.5, 1000)  # still scanning at 10.0: the last batch queues behind it
+    a, b = idle.forecast(1000, 0, now=10.0), busy.forecast(1000, 0, now=10.0)
+    assert a["wait"] >= budget.SCAN_FIXED_S
+    # the busy worker has a batch more to scan, but the last one's Kingfisher start hides behind it
+    assert b["wait"] < a["wait"]
+
+
+def test_the_stored_rows_are_indexed_while_the_last_scans_run():
+    """With the overlap, the refresh of what is stored hides the worker's wait; without it, they add up."""
+    on, off = (_warm(Clock(0.0, 30.0, True, overlap=o)) for o in (True, False))
+    for c in (on, off):
+        c.sent(0.0, 10_000)
+        c.answered(budget.SCAN_FIXED_S + 2.0)
+        c.sent(19.0, 20_000)
+    tail_on, tail_off = (sum(c.forecast(0, 60_000, now=20.0).values()) for c in (on, off))
+    # 3.5 s of refresh hidden behind the 5 s of scanning left, for one more refresh's fixed part
+    refresh = budget.INDEX_FIXED_S + 60_000 * 0.00005
+    assert tail_off - tail_on == pytest.approx((refresh - budget.INDEX_FIXED_S) * (1 + budget.ERROR), abs=1e-6)
+    assert on.forecast_parts == {} and on.forecast(0, 60_000, now=20.0)["index_early"] == pytest.approx(refresh)
+
+
+def test_must_stop_keeps_the_margin_and_never_stops_an_unbudgeted_run():
+    clock = _warm(Clock(0.0, 30.0, True))
+    clock.sent(0.0, 1000)
+    clock.answered(budget.SCAN_FIXED_S + 0.2)
+    tail = sum(clock.forecast(20_000, 100_000, now=10.0).values())
+    end_at = 30.0 - budget.MARGIN_S - tail  # the last moment this tail still fits
+    assert not clock.must_stop(20_000, 100_000, now=end_at - 0.05)
+    assert clock.must_stop(20_000, 100_000, now=end_at + 0.05)
+    assert clock.forecast_parts["margin"] == pytest.approx(budget.ERROR * (tail - clock.forecast_parts["margin"]))
+    assert not _warm(Clock(0.0, 30.0, False)).must_stop(10**9, 10**9, now=1e9)
+
+
+def test_before_the_worker_answers_its_rate_is_guessed_and_this_process_pays_little():
+    """A remote flush costs this process only its finish (FINISH_PER_READ of a read), not the
+    in-process flush's 3x: the guess that stopped a 30 s round at 5 s."""
+    clock = Clock(0.0, 30.0, True)
+    clock.note("read", 1.0, 10)
+    clock.note("read", 1.5, 10_000)
+    clock.read_units(100, 1000)
+    assert clock.per_row("scan") == budget.SCAN_PER_BLOCK_S
+    assert clock.per_row("finish") == pytest.approx(budget.FINISH_PER_READ * 1.5 / 10_000)
+    local = sum(clock.forecast(18_000, 0, now=5.0).values())
+    clock.sent(2.4, 5500)
+    remote = sum(clock.forecast(18_000, 0, now=5.0).values())
+    assert remote < local
+    assert not clock.must_stop(18_000, 0, now=5.0)
+
+
+def test_the_tail_is_priced_at_the_latest_refresh_the_probe_s_weighted():
+    clock = Clock(0.0, 30.0, True)
+    clock.note("index", budget.INDEX_FIXED_S + 2.0, 20_000)
+    assert clock.per_row("index") == pytest.approx(budget.INDEX_PROBE_WEIGHT * 2.0 / 20_000)
+    clock.note("index", budget.INDEX_FIXED_S + 6.0, 40_000)  # a loaded box: dearer now
+    assert clock.per_row("index") == pytest.approx(6.0 / 40_000)
+    clock.note("index", budget.INDEX_FIXED_S + 2.0, 40_000)
+    assert clock.per_row("index") == pytest.approx(2.0 / 40_000)
