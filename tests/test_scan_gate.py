@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from funes import scan
-from funes.scan import gate, superset, views
+from funes.scan import bare, gate, superset, views
 from test_redact_corpus import corpus_texts
 from test_scan_prefilter import _fixtures
 
@@ -67,11 +67,24 @@ def test_every_text_with_a_finding_is_a_candidate(monkeypatch):
     assert [t[:60] for t, k, f in zip(flat, keep, found) if f and not k] == []
 
 
+def test_every_text_with_a_bare_shape_finding_is_picked_for_them():
+    # `bare` scans only the texts `pick` marks (its own lead groups): none of its findings is lost
+    flat = [v.text for t in _fixtures() + _edge_texts() for v in views.text_views(t)]
+    picks = gate.pick(flat)
+    found = [bool(bare.findings(t, t.lower())) for t in flat]
+    assert sum(found) > 10
+    assert [t[:60] for t, (_, shaped), f in zip(flat, picks, found) if f and not shaped] == []
+    assert all(keep for keep, shaped in picks if shaped)  # a subset of the candidates
+    assert sum(s for _, s in picks) < sum(k for k, _ in picks)  # and a smaller one (~3 % of them on day zero)
+
+
 def test_the_gate_is_on_and_drops_plain_prose():
     assert gate._patterns() is not None and gate._b64() is not None
     prose = ["We walked to the market and bought apples.", "Le café était fermé à midi, hélas."]
     assert gate.candidates(prose) == [False, False]
     assert gate.candidates(["password=Zx9!kq2Lm", "AKIA" + "Q" * 16]) == [True, True]
+    key40 = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY"[::-1]
+    assert gate.pick(["password=Zx9!kq2Lm", f"the key is {key40}"]) == [(True, False), (True, True)]
     assert gate.may_hold_b64(["short", "A1b2" * 8]) == [False, True]
 
 
