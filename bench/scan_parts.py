@@ -3,7 +3,10 @@
 included) summed over the batches, and Kingfisher's children apart. Runs whatever code is imported
 (old code: PYTHONPATH=/tmp/old-h15k/pipeline); a part the code lacks is left out.
 
-Run: nice -n 10 .venv/bin/python bench/scan_parts.py
+Run: nice -n 10 .venv/bin/python bench/scan_parts.py [--corpus]
+
+`--corpus`: the block texts of ../shared/corpus (real transcripts of every agent) instead, in
+batches of 20,000 texts, only the in-process engines (Kingfisher's cost does not depend on them).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import json
 import os
 import pickle
 import resource
+import sys
 import time
 from pathlib import Path
 
@@ -38,7 +42,21 @@ def _wrap(mod, name: str, key: str) -> None:
     setattr(mod, name, timed)
 
 
+def _batches(corpus: bool):
+    if not corpus:
+        for f in sorted(BATCHES.glob("*.pkl")):
+            yield f.read_bytes()
+        return
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from test_redact_corpus import corpus_texts
+
+    texts = corpus_texts(Path(__file__).resolve().parents[2] / "shared" / "corpus")
+    for i in range(0, len(texts), 20000):
+        yield pickle.dumps(("scan", i, texts[i : i + 20000], None, ["detect-secrets", "funes-rules"]))
+
+
 def main() -> None:
+    corpus = "--corpus" in sys.argv[1:]
     S.find(["warm password=hunter2xyz"], only=("detect-secrets", "funes-rules"))
     for mod, name, key in (
         (S.gate, "pick", "gate (in-process engines)"),
@@ -57,9 +75,9 @@ def main() -> None:
         _wrap(mod, name, key)
     k0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     texts = total = 0.0
-    for f in sorted(BATCHES.glob("*.pkl")):
+    for blob in _batches(corpus):
         c = time.process_time()
-        _, rid, batch, commands, only = pickle.loads(f.read_bytes())
+        _, rid, batch, commands, only = pickle.loads(blob)
         CPU["unpickle"] += time.process_time() - c
         texts += len(batch)
         c = time.process_time()
@@ -78,6 +96,7 @@ def main() -> None:
         json.dumps(
             {
                 "code": S.__file__,
+                "texts_from": "../shared/corpus" if corpus else "the captured day-zero batches",
                 "texts": int(texts),
                 "start_and_result_cpu_s": round(total, 2),
                 "kingfisher_children_cpu_s": round(kids, 2),

@@ -44,18 +44,30 @@ def _edge_texts() -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("which", ["fixtures", "edges", "corpus"])
+def _diluted() -> list[str]:
+    # the fixtures among long candidate prose that holds no `bare` shape: `bare` then scans apart
+    prose = "Our password policy: rotate every key = monthly, the token: short-lived. " * 200
+    texts = [t for f in _fixtures() for t in (f, prose)]
+    picks = gate.pick(texts)
+    shaped = sum(len(t) for t, (_, s) in zip(texts, picks) if s)
+    assert 0 < 2 * shaped <= sum(len(t) for t, (k, _) in zip(texts, picks) if k)
+    return texts
+
+
+@pytest.mark.parametrize("which", ["fixtures", "edges", "diluted", "corpus"])
 def test_findings_are_identical_with_and_without_the_gate(which, request, monkeypatch):
     if which == "fixtures":
         texts = _fixtures()
     elif which == "edges":
         texts = _edge_texts()
+    elif which == "diluted":
+        texts = _diluted()
     else:
         texts = corpus_texts(request.getfixturevalue("corpus"))[::8]  # ~3 MB across every agent
     fast, slow = _both(texts, monkeypatch)
     assert fast == slow
     if which != "corpus":
-        assert sum(map(len, fast)) > (100 if which == "fixtures" else 3)
+        assert sum(map(len, fast)) > (3 if which == "edges" else 100)
 
 
 def test_every_text_with_a_finding_is_a_candidate(monkeypatch):

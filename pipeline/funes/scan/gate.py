@@ -22,13 +22,14 @@ from funes.scan.superset import FOLD_CHAR, FOLD_PATTERN, rust_superset
 from funes.scan.views import B64RUN
 
 # Rust's lazy DFA gives up on one alternation of every pattern (~100 of them, some with large
-# counted repeats): they run as groups, each its own polars expression. A pattern a literal leads
-# or pins is found by a literal search that skips most bytes, so 32 of those share one pass; one
-# no literal leads (`bare`'s class runs, the case-folded keyword lists of the lowered windows) is
-# a DFA walk over every byte, ~10x dearer, and those go a few to a pass (measured on the day-zero
-# batches, bench/README.md "the scan worker's own CPU")
-_GROUP = 32
-_GROUP_UNLED = 4
+# counted repeats): they run as groups, each its own polars expression. `bare`'s four shapes
+# (class runs no literal leads) go two to a group of their own (`pick`), the four lowered window
+# conditions one group, the rest 8 to a group: no slower than the groups of 4 before on the real
+# corpus, and faster on the day-zero batches (larger groups were faster still there, and up to
+# 2x slower on the corpus: bench/README.md "the scan worker's own CPU")
+_GROUP = 8
+_GROUP_SHAPES = 2
+_GROUP_LOWERED = 4
 
 
 def exact() -> bool:
@@ -59,8 +60,8 @@ def _patterns() -> tuple[tuple[str, ...], int] | None:
         if rx is None:
             return None
         (shapes if p in _SHAPES else lowered if low else led).append(rx)
-    lead = _grouped(shapes, _GROUP_UNLED)
-    groups = lead + _grouped(lowered, _GROUP_UNLED) + _grouped(led, _GROUP)
+    lead = _grouped(shapes, _GROUP_SHAPES)
+    groups = lead + _grouped(lowered, _GROUP_LOWERED) + _grouped(led, _GROUP)
     try:
         _contains(["probe"], groups, False, len(lead))
     except Exception:  # a pattern Rust's regex syntax refuses: no gate, never a wrong one
