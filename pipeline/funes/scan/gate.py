@@ -8,7 +8,7 @@ of their Rust supersets (`superset.py`) cannot yield a finding, so skipping it c
 `FUNES_SCAN_EXACT=1` turns the gate off to compare. When a pattern has no translation, or polars
 cannot take a text, every text (or that one) is a candidate. `pick` also says which texts can
 hold a finding of `bare` (~3 % of the candidates on day zero: one of its patterns matched), so
-that its whole-text scans run over those only.
+that its whole-text scans can run over those only (scan/__init__.py: when they are a small part).
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from funes.scan.views import B64RUN
 # Rust's lazy DFA gives up on one alternation of every pattern (~100 of them, some with large
 # counted repeats): they run as groups, each its own polars expression. `bare`'s four shapes
 # (class runs no literal leads) go two to a group of their own (`pick`), the four lowered window
-# conditions one group, the rest 8 to a group: no slower than the groups of 4 before on the real
-# corpus, and faster on the day-zero batches (larger groups were faster still there, and up to
-# 2x slower on the corpus: bench/README.md "the scan worker's own CPU")
+# conditions one group, the rest 8 to a group: as fast as the groups of 4 before on the real
+# corpus and the day-zero batches (larger groups were faster on the day-zero prose and up to 2x
+# slower on the corpus: bench/README.md "the scan worker's own CPU")
 _GROUP = 8
 _GROUP_SHAPES = 2
 _GROUP_LOWERED = 4
