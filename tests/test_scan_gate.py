@@ -45,9 +45,11 @@ def _edge_texts() -> list[str]:
 
 
 def _diluted() -> list[str]:
-    # the fixtures among long candidate prose that holds no `bare` shape: `bare` then scans apart
-    prose = "Our password policy: rotate every key = monthly, the token: short-lived. " * 200
-    texts = [t for f in _fixtures() for t in (f, prose)]
+    # the fixtures beside one long candidate text that holds no `bare` shape: `bare` then scans apart
+    fixtures = _fixtures()
+    words = "we walked along the river and talked about the weather and the week ahead\n"
+    prose = "password: ask the team lead\n" + words * (sum(map(len, fixtures)) // len(words) + 1)
+    texts = fixtures[: len(fixtures) // 2] + [prose] + fixtures[len(fixtures) // 2 :]
     picks = gate.pick(texts)
     shaped = sum(len(t) for t, (_, s) in zip(texts, picks) if s)
     assert 0 < 2 * shaped <= sum(len(t) for t, (k, _) in zip(texts, picks) if k)
