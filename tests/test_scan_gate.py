@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from funes import scan
-from funes.scan import gate, superset, views
+from funes.scan import bare, gate, superset, views
 from test_redact_corpus import corpus_texts
 from test_scan_prefilter import _fixtures
 
@@ -44,18 +44,32 @@ def _edge_texts() -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("which", ["fixtures", "edges", "corpus"])
+def _diluted() -> list[str]:
+    # the fixtures beside one long candidate text that holds no `bare` shape: `bare` then scans apart
+    fixtures = _fixtures()
+    words = "we walked along the river and talked about the weather and the week ahead\n"
+    prose = "password: ask the team lead\n" + words * (sum(map(len, fixtures)) // len(words) + 1)
+    texts = fixtures[: len(fixtures) // 2] + [prose] + fixtures[len(fixtures) // 2 :]
+    picks = gate.pick(texts)
+    shaped = sum(len(t) for t, (_, s) in zip(texts, picks) if s)
+    assert 0 < 2 * shaped <= sum(len(t) for t, (k, _) in zip(texts, picks) if k)
+    return texts
+
+
+@pytest.mark.parametrize("which", ["fixtures", "edges", "diluted", "corpus"])
 def test_findings_are_identical_with_and_without_the_gate(which, request, monkeypatch):
     if which == "fixtures":
         texts = _fixtures()
     elif which == "edges":
         texts = _edge_texts()
+    elif which == "diluted":
+        texts = _diluted()
     else:
         texts = corpus_texts(request.getfixturevalue("corpus"))[::8]  # ~3 MB across every agent
     fast, slow = _both(texts, monkeypatch)
     assert fast == slow
     if which != "corpus":
-        assert sum(map(len, fast)) > (100 if which == "fixtures" else 3)
+        assert sum(map(len, fast)) > (3 if which == "edges" else 100)
 
 
 def test_every_text_with_a_finding_is_a_candidate(monkeypatch):
@@ -67,11 +81,24 @@ def test_every_text_with_a_finding_is_a_candidate(monkeypatch):
     assert [t[:60] for t, k, f in zip(flat, keep, found) if f and not k] == []
 
 
+def test_every_text_with_a_bare_shape_finding_is_picked_for_them():
+    # `bare` scans only the texts `pick` marks (its own lead groups): none of its findings is lost
+    flat = [v.text for t in _fixtures() + _edge_texts() for v in views.text_views(t)]
+    picks = gate.pick(flat)
+    found = [bool(bare.findings(t, t.lower())) for t in flat]
+    assert sum(found) > 10
+    assert [t[:60] for t, (_, shaped), f in zip(flat, picks, found) if f and not shaped] == []
+    assert all(keep for keep, shaped in picks if shaped)  # a subset of the candidates
+    assert sum(s for _, s in picks) < sum(k for k, _ in picks)  # and a smaller one (~3 % of them on day zero)
+
+
 def test_the_gate_is_on_and_drops_plain_prose():
     assert gate._patterns() is not None and gate._b64() is not None
     prose = ["We walked to the market and bought apples.", "Le café était fermé à midi, hélas."]
     assert gate.candidates(prose) == [False, False]
     assert gate.candidates(["password=Zx9!kq2Lm", "AKIA" + "Q" * 16]) == [True, True]
+    key40 = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY"[::-1]
+    assert gate.pick(["password=Zx9!kq2Lm", f"the key is {key40}"]) == [(True, False), (True, True)]
     assert gate.may_hold_b64(["short", "A1b2" * 8]) == [False, True]
 
 

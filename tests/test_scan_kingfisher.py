@@ -55,6 +55,20 @@ def test_real_kingfisher_spills_into_a_private_dir_that_is_removed(funes_home):
     assert list(base.iterdir()) == []  # the run's dir, and Kingfisher's copy of stdin, are gone
 
 
+def test_kingfisher_spans_land_in_their_texts_with_and_without_a_lone_surrogate(funes_home):
+    # a batch is encoded whole when it can be, text by text (U+FFFD for each lone surrogate) when not
+    if scan._kingfisher_binary()[0] is None:
+        pytest.skip("kingfisher is not installed")
+    tok = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A"[::-1]
+    line = f"export GITHUB_TOKEN={tok}"
+    span = (line.index(tok), line.index(tok) + len(tok))
+    for odd in ("café ü\nnaïve", "a\udc80b\nc\ud800"):
+        found = scan.find([odd, "two\nlines", f"{odd}\n{line}", line], only=["kingfisher"])
+        assert found[0] == found[1] == []
+        assert [(f.start - len(odd) - 1, f.end - len(odd) - 1) for f in found[2]] == [span]
+        assert [(f.start, f.end) for f in found[3]] == [span]
+
+
 def test_the_child_sees_the_private_tmpdir(funes_home, tmp_path, monkeypatch):
     seen = tmp_path / "seen"
     monkeypatch.setenv(

@@ -38,7 +38,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from funes.scan import detectsecrets, gate, kingfisher, outputs, rules
+from funes.scan import bare, detectsecrets, gate, kingfisher, outputs, rules
 from funes.scan.kingfisher import binary as _kingfisher_binary
 from funes.scan.values import documented_example
 from funes.scan.views import text_views
@@ -135,8 +135,9 @@ class Scan:
             hits[i].append((kind, *v.to_raw(s, e)))
         if self.commands is not None and "funes-rules" in use:
             for i, (t, cmd) in enumerate(zip(texts, self.commands)):
-                hits[i].extend(outputs.findings(t, cmd))
-        return [_merge(t, h) for t, h in zip(texts, hits)]
+                if cmd is not None:  # only a tool call's output can be a credential command's
+                    hits[i].extend(outputs.findings(t, cmd))
+        return [_merge(t, h) if h else [] for t, h in zip(texts, hits)]
 
     def done(self) -> bool:
         """Whether Kingfisher is through: `result()` then waits for nothing (the in-process engines
@@ -151,28 +152,41 @@ class Scan:
 def _in_process(texts: list[str], use_rules: bool, use_ds: bool) -> list[tuple[int, str, int, int]]:
     """(text index, kind, start, end) from the in-process engines. They scan the batch's
     candidate texts (`gate.py`: the others provably hold no finding) as one string: no per-text
-    overhead. Each text's findings depend on that text alone (no rule reaches across the
-    separator), lowered as in the whole batch."""
+    overhead; `bare`'s shape rules scan only the texts the gate picked for them, joined the same
+    way, when those are a small part of the candidates. Each text's findings depend on that text
+    alone (no rule reaches across the separator), lowered as in the whole batch."""
     if not texts or not (use_rules or use_ds):
         return []
-    picked = [j for j, keep in enumerate(gate.candidates(texts)) if keep]
-    sub = [texts[j] for j in picked]
-    if not sub:
-        return []
-    big = _SEP.join(sub)
-    starts = list(itertools.accumulate((len(t) + len(_SEP) for t in sub[:-1]), initial=0))
-    low = lower_joined(sub, _SEP, big, lowering_keeps_length(texts))
-    lines = word_windows(big, low)
-    found = (rules.findings(big, low, lines) if use_rules else []) + (
-        detectsecrets.findings(big, low, lines) if use_ds else []
-    )
-    out = []
-    for kind, s, e in found:
-        j = bisect.bisect_right(starts, s) - 1
-        end = min(e, starts[j] + len(sub[j]))
-        if end > s:
-            out.append((picked[j], kind, s - starts[j], end - starts[j]))
-    return out
+    picks = gate.pick(texts)
+    keeps = lowering_keeps_length(texts)
+
+    def scan(picked: list[int], engines) -> list[tuple[int, str, int, int]]:
+        sub = [texts[j] for j in picked]
+        if not sub:
+            return []
+        big = _SEP.join(sub)
+        starts = list(itertools.accumulate((len(t) + len(_SEP) for t in sub[:-1]), initial=0))
+        out = []
+        for kind, s, e in engines(big, lower_joined(sub, _SEP, big, keeps)):
+            j = bisect.bisect_right(starts, s) - 1
+            end = min(e, starts[j] + len(sub[j]))
+            if end > s:
+                out.append((picked[j], kind, s - starts[j], end - starts[j]))
+        return out
+
+    picked = [j for j, (keep, _) in enumerate(picks) if keep]
+    shaped = [j for j, (_, shape) in enumerate(picks) if shape]
+    # `bare` apart only when that spares it most of the text (prose: ~3 % of the candidates); where
+    # its shapes are everywhere (real transcripts: ids, hashes) a second join would cost more
+    apart = use_rules and 2 * sum(len(texts[j]) for j in shaped) <= sum(len(texts[j]) for j in picked)
+
+    def most(big: str, low: str) -> list[tuple[str, int, int]]:
+        lines = word_windows(big, low)
+        return (rules.findings(big, low, lines, shapes=not apart) if use_rules else []) + (
+            detectsecrets.findings(big, low, lines) if use_ds else []
+        )
+
+    return scan(picked, most) + (scan(shaped, bare.findings) if apart else [])
 
 
 def _merge(text: str, hits: list[tuple[str, int, int]]) -> list[Finding]:

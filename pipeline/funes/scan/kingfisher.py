@@ -160,8 +160,14 @@ class Job:
 
     def __init__(self, path: str, texts: list[str], timeout: float):
         self.timeout = timeout
-        # lone surrogates replaced (an ASCII text has none: its check is O(1))
-        self.safe = [t if t.isascii() else t.encode("utf-8", "replace").decode("utf-8") for t in texts]
+        scanned = "\n".join(texts)
+        try:  # the whole batch encoded once: most hold no lone surrogate, and then every text is kept as is
+            data = scanned.encode("utf-8")
+            self.safe = texts
+        except UnicodeEncodeError:  # lone surrogates replaced (an ASCII text has none: its check is O(1))
+            self.safe = [t if t.isascii() else t.encode("utf-8", "replace").decode("utf-8") for t in texts]
+            scanned = "\n".join(self.safe)
+            data = scanned.encode("utf-8")
         self.first_lines, line = [], 1
         for t in self.safe:
             self.first_lines.append(line)
@@ -169,14 +175,14 @@ class Job:
         cmd = [path, "scan", "-", "--no-validate", "--no-update-check", "--format", "jsonl", "--quiet", "--no-dedup"]
         self.tmp = scratch.make("kingfisher")
         try:
-            self._start(cmd)
+            self._start(cmd, scanned, data)
         except BaseException:  # an interrupt can land between any two steps: leave no child, no spill
             if getattr(self, "proc", None) is not None:
                 self._stop()
             scratch.remove(self.tmp)
             raise
 
-    def _start(self, cmd: list[str]) -> None:
+    def _start(self, cmd: list[str], scanned: str, data: bytes) -> None:
         try:
             # its own session: a Ctrl-C reaches funes only, which then stops the child itself
             self.proc = subprocess.Popen(
@@ -192,8 +198,8 @@ class Job:
         self.result: tuple[bytes, bytes] | None = None
         self.timed_out = False
         self.stopped = False  # funes stopped the child itself (timeout, close)
-        self.scanned = "\n".join(self.safe)
-        self.thread = threading.Thread(target=self._communicate, args=(self.scanned.encode("utf-8"),), daemon=True)
+        self.scanned = scanned
+        self.thread = threading.Thread(target=self._communicate, args=(data,), daemon=True)
         self.thread.start()
 
     def _communicate(self, data: bytes) -> None:

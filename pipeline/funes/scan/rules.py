@@ -126,16 +126,20 @@ def pem_spans(text: str) -> Iterable[tuple[int, int]]:
             yield m.start(), body.end()
 
 
-def findings(text: str, low: str | None = None, lines: list | None = None) -> list[tuple[str, int, int]]:
+def findings(
+    text: str, low: str | None = None, lines: list | None = None, shapes: bool = True
+) -> list[tuple[str, int, int]]:
     """(kind, start, end) of every funes-rule secret in `text`; `low` is its `lower()` and
-    `lines` its `word_windows`, when the caller has them already."""
+    `lines` its `word_windows`, when the caller has them already. `shapes=False`: all but
+    `bare`'s (the caller runs `bare.findings` over the texts the gate picked for it)."""
     low = lower(text) if low is None else low
     out = _token_findings(text)
     if "aws" in low or "awſ" in low:  # (?i) `s` also matches the long s
         out.extend(("AWS", *m.span(1)) for m in _AWS_SECRET.finditer(text))
     out.extend(("PrivateKey", s, e) for s, e in pem_spans(text))
     out.extend(manifests.findings(text))
-    out.extend(bare.findings(text, low))
+    if shapes:
+        out.extend(bare.findings(text, low))
     if "Private-Lines" in text:
         out.extend(("PrivateKey", *m.span(1)) for m in _PUTTY.finditer(text))
     if "://" in text and "@" in text:
