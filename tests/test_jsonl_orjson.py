@@ -40,6 +40,10 @@ EDGE_LINES = [
     b'{"a": 1 , "b" : [ ] , "c" : { } }',
     b'{"a":true,"b":false,"c":null}',
     b"{",
+    b' \t{"edge":" spaces"}\t ',  # JSON whitespace around the object: orjson reads the line unstripped
+    b'\x0c{"ff":1}\x0b',  # whitespace JSON has not: stripped first, as json reads it
+    b'\xc2\xa0{"nbsp":"\\ud83d\\ude00"}\xe2\x80\xa8',
+    b"   ",
 ]
 
 
