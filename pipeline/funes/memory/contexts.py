@@ -94,40 +94,35 @@ def column_lines(cols: dict[str, list], parts: tuple[str, ...] = DEFAULT) -> lis
     )
     keys = list(zip(sid, seq, block_idx, split))
     out = [""] * len(sid)
-    # sessions share a checkout: its "project: …" is worked out once per (workdir, repo), and
-    # looked up again only when the row's pair differs from the row before's
+    # sessions share a checkout: its "project: …" is worked out once per (workdir, repo)
     projects: dict[tuple, str] = {}
-    where: tuple | None = None
-    head = ""
     # in key order a session's rows are consecutive, so its state is reset when the session changes
     session: object = object()
     task = asked = None
-    # the line's parts after the project as one string each, rebuilt only when task or asked
-    # changes: most rows are another row's line again (the same project, the same question)
-    tail_own = tail_other = ""
     paths: dict = {}
     block_paths: dict = {}
-    tools = ("tool_use", "tool_result")
     for i in sorted(range(len(sid)), key=keys.__getitem__):
         if sid[i] != session:
             session, task, asked, paths, block_paths = sid[i], None, None, {}, {}
-            tail_own = tail_other = ""
         kind = kinds[i]
-        own = kind == "text" and role[i] == "user"
+        own = role[i] == "user" and kind == "text"
         # markup-led user rows are harness injections (Codex's <environment_context>, command tags)
         if own and split[i] == 0 and not texts[i].lstrip().startswith("<"):
             asked = _snippet(texts[i])
             task = task or asked
-            tail_own, tail_other = _tails(task if say_task else None, asked, say_asked, say_project)
+        said = []
         if say_project:
-            w, r = workdir[i], repo[i]
-            if where is None or w != where[0] or r != where[1]:
-                where = (w, r)
-                head = projects.get(where)  # type: ignore[assignment]
-                if head is None:
-                    head = projects[where] = f"project: {project(w, r)}"
-        line = head + (tail_own if own else tail_other)
-        if kind in tools:
+            where = (workdir[i], repo[i])
+            head = projects.get(where)
+            if head is None:
+                head = projects[where] = f"project: {project(*where)}"
+            said.append(head)
+        shown = task if say_task else None
+        if shown and not (own and shown == asked):
+            said.append(f"task: {shown}")
+        if say_asked and asked and not own and asked != shown:
+            said.append(f"asked: {asked}")
+        if kind in ("tool_use", "tool_result"):
             # always worked out: a call records its path for its results
             name = tool_name[i] or ""
             if kind == "tool_use":
@@ -138,22 +133,9 @@ def column_lines(cols: dict[str, list], parts: tuple[str, ...] = DEFAULT) -> lis
             else:  # a result: the path of the latest call of the same tool
                 path = paths.get(name)
             if say_tool:
-                said = (f"tool: {name} {path}" if path else f"tool: {name}").rstrip()
-                line = f"{line} | {said}" if line else said
-        out[i] = line
+                said.append((f"tool: {name} {path}" if path else f"tool: {name}").rstrip())
+        out[i] = " | ".join(said)
     return out
-
-
-def _tails(shown: str | None, asked: str | None, say_asked: bool, after_project: bool) -> tuple[str, str]:
-    """The parts of a line after the project's (task, asked), joined by " | " as the line joins
-    them: (for a user's own message, for any other row); each begins with " | " when the project
-    part comes before it."""
-    own = [f"task: {shown}"] if shown and shown != asked else []
-    other = [f"task: {shown}"] if shown else []
-    if say_asked and asked and asked != shown:
-        other.append(f"asked: {asked}")
-    lead = " | " if after_project else ""
-    return (lead + " | ".join(own) if own else ""), (lead + " | ".join(other) if other else "")
 
 
 def carries_state(role: str | None, block_type: str | None) -> bool:
