@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import cache, lru_cache
+from functools import cache
 
 import polars as pl
 import pyarrow as pa
@@ -77,12 +77,6 @@ def munge_workdir(cwd: object) -> str | None:
     """Claude Code's projects/<dir> naming: every non-ASCII-alphanumeric char becomes '-'."""
     if not isinstance(cwd, str):
         return None
-    return _munged(cwd)
-
-
-@lru_cache(maxsize=4096)
-def _munged(cwd: str) -> str | None:
-    # cached: a day's sessions share a few checkouts, and this is one Python step per character
     munged = "".join(c if c.isascii() and c.isalnum() else "-" for c in cwd.strip(WHITESPACE))
     return munged if munged.strip("-") else None
 
