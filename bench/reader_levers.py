@@ -7,7 +7,9 @@ phase of an index run: `prepare.read_unit` of every unit (text tier) and `blocks
 flush. Four configurations, interleaved round by round, CPU (process_time) best and median:
 `old` (`records_of` and `cwd_of_transcript` from `--old`, i.e. f557ece), each lever alone on top
 of old, and `new` (this code). Every configuration's flush table is compared with old's (all
-columns, table order).
+columns, table order). Then each lever's own function alone, old beside new over the same bytes
+(read once, before timing), interleaved, best and median of `--rounds`: `records_of` and
+`cwd_of_transcript` (their results compared).
 """
 
 from __future__ import annotations
@@ -86,6 +88,25 @@ def main() -> None:
             cpu[name].append(time.process_time() - c)
         loads.append(round(os.getloadavg()[0], 2))
     install(new)
+    datas = [(u.path, u.path.read_bytes()) for _, u in units]
+    alone = {
+        "records_of": (old["records"], new["records"], lambda fn, p, d: fn(d)),
+        "cwd_of_transcript": (old["cwd"], new["cwd"], lambda fn, p, d: fn(p, d)),
+    }
+    parts: dict[str, dict] = {}
+    for name, (was, now, call) in alone.items():
+        same[name] = [repr(call(was, p, d)) for p, d in datas] == [repr(call(now, p, d)) for p, d in datas]
+        times: dict[str, list[float]] = {"old": [], "new": []}
+        for _ in range(args.rounds):
+            for tag, fn in (("old", was), ("new", now)):
+                gc.collect()
+                c = time.process_time()
+                for p, d in datas:
+                    call(fn, p, d)
+                times[tag].append(time.process_time() - c)
+        parts[name] = {
+            f"{t}_best_median_s": [round(min(v), 4), round(sorted(v)[len(v) // 2], 4)] for t, v in times.items()
+        }
     print(
         json.dumps(
             {
@@ -94,6 +115,7 @@ def main() -> None:
                 "rounds": args.rounds,
                 "cpu_best_s": {k: round(min(v), 3) for k, v in cpu.items()},
                 "cpu_median_s": {k: round(sorted(v)[len(v) // 2], 3) for k, v in cpu.items()},
+                "alone": parts,
                 "identical": same,
                 "load_avg_1m": loads,
             },
