@@ -137,6 +137,7 @@ def _cwd_files(tmp_path: Path) -> list[Path]:
         b'{"cwd":"/bad\xff\xfebytes"}\n',
         b'{"type":"session_meta","payload":{"cwd":"/payload"}}\n',
         b'{"cwd":7}\n{"payload":{"cwd":"/second"}}\n',
+        b'{"a":"\\"cwd\\"","b":"\\"cwd\\""}\n{"x":1}\n{"cwd":"/third"}',  # named twice on one line
         b'{"type":"user"}\n',
         b"",
     ]
@@ -153,7 +154,16 @@ def test_the_cwd_from_bytes_read_is_the_cwd_from_the_file(tmp_path):
 
     files = _cwd_files(tmp_path) + sorted(FIXTURES.rglob("*.jsonl"))
     found = [repo.cwd_of_transcript(p) for p in files]
-    assert found[:7] == ["/srv/real", "/c", "/crlf", "/no/newline", "/bad\ufffd\ufffdbytes", "/payload", "/second"]
+    assert found[:8] == [
+        "/srv/real",
+        "/c",
+        "/crlf",
+        "/no/newline",
+        "/bad\ufffd\ufffdbytes",
+        "/payload",
+        "/second",
+        "/third",
+    ]
     assert [repo.cwd_of_transcript(p, p.read_bytes()) for p in files] == found
 
 

@@ -40,6 +40,10 @@ EDGE_LINES = [
     b'{"a": 1 , "b" : [ ] , "c" : { } }',
     b'{"a":true,"b":false,"c":null}',
     b"{",
+    b' \t{"edge":" spaces"}\t ',  # JSON whitespace around the object: orjson reads the line unstripped
+    b'\x0c{"ff":1}\x0b',  # whitespace JSON has not: stripped first, as json reads it
+    b'\xc2\xa0{"nbsp":"\\ud83d\\ude00"}\xe2\x80\xa8',
+    b"   ",
 ]
 
 
@@ -118,3 +122,13 @@ def test_the_corpus_reads_as_json_reads_it(corpus, monkeypatch):
     for path in files:
         (fast, fs), (slow, ss) = _read_both(path, monkeypatch)
         assert _same(fast, slow) and fs == ss, path.name
+
+
+def test_a_deep_record_is_kept_whether_or_not_it_escapes_a_surrogate_pair(tmp_path):
+    """orjson reads both lines whole (past 495 levels the sanitiser's recursion used to drop the
+    one with an escaped emoji as "nested too deep", while the same record without it was kept)."""
+    deep = b"[" * 900 + b"]" * 900
+    p = tmp_path / "t.jsonl"
+    p.write_bytes(b'{"q":"\\ud83d\\ude00","d":' + deep + b'}\n{"q":"\xf0\x9f\x98\x80","d":' + deep + b"}\n")
+    records, skipped = jsonl.read_records(p)
+    assert not skipped and len(records) == 2 and records[0] == records[1] and records[0]["q"] == "\U0001f600"

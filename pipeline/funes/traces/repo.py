@@ -38,12 +38,26 @@ def cwd_of_transcript(path: Path, data: bytes | None = None) -> str | None:
     `data`: the file's bytes when the caller has read them already (the lines are the same: a
     binary file iterates on b"\n" too, and a line's trailing newline is JSON whitespace)."""
     if data is not None:
-        return _first_cwd(data.split(b"\n"))
+        return _first_cwd(_cwd_lines(data))
     try:
         with path.open("rb") as f:
             return _first_cwd(f)
     except OSError:
         return None
+
+
+def _cwd_lines(data: bytes):
+    """The lines of `data` (split on b"\n") that name "cwd", in order: found by searching the bytes,
+    so the file is not split into all its lines to read the first few."""
+    at = data.find(b'"cwd"')
+    while at != -1:
+        start = data.rfind(b"\n", 0, at) + 1
+        end = data.find(b"\n", at)
+        if end == -1:
+            yield data[start:]
+            return
+        yield data[start:end]
+        at = data.find(b'"cwd"', end + 1)
 
 
 def _first_cwd(lines) -> str | None:
