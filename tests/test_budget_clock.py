@@ -113,3 +113,15 @@ def test_the_tail_is_priced_at_the_latest_refresh_the_probe_s_weighted():
     assert clock.per_row("index") == pytest.approx(6.0 / 40_000)
     clock.note("index", budget.INDEX_FIXED_S + 2.0, 40_000)
     assert clock.per_row("index") == pytest.approx(2.0 / 40_000)
+
+
+def test_a_small_refresh_after_a_large_one_does_not_price_the_next_at_nothing():
+    clock = _warm(Clock(0.0, 30.0, True))
+    clock.note("index", budget.INDEX_FIXED_S + 40_000 * 0.0001, 40_000)  # a 40k step: 0.1 ms per chunk
+    large = clock.per_row("index")
+    clock.note("index", 0.45, 600)  # what a pass left after its last step: mostly fixed cost
+    assert clock.per_row("index") == pytest.approx(large * 40_000 / 40_600, rel=1e-6)
+    tail = clock.forecast(0, 35_000, now=0.0)  # in-process scan: the whole refresh comes last
+    assert tail["index_last"] >= 35_000 * large * 0.95
+    clock.note("index", budget.INDEX_FIXED_S + 20_000 * 0.0002, 20_000)  # a large one replaces it
+    assert clock.per_row("index") == pytest.approx(0.0002)

@@ -112,7 +112,11 @@ class Clock:
             weight = 1.0
             if what == "index":
                 weight = INDEX_PROBE_WEIGHT if not r[1] else 1.0
-                r[0] = r[1] = 0  # the latest refresh's rate only (see INDEX_EVERY)
+                # the latest large refresh's rate (see INDEX_EVERY); a small one (what a pass leaves
+                # after its last 40k step) is mostly its fixed part, so it joins the rate instead of
+                # replacing it: alone it priced the next pass's refresh at nothing per chunk
+                if rows >= INDEX_EVERY // 4:
+                    r[0] = r[1] = 0
             r[0] += max(seconds - fixed, 0.0) * weight
             r[1] += rows
 

@@ -201,7 +201,9 @@ class _Run:
         # the flush begun last, finished once its scan is through: (its Flush, its units, seconds spent so far)
         self.pending: prepare.Flush | None = None  # a flush begun, finished later (`_flush`)
         self.scanner: Scanner | None = None  # the scan worker of a large run (`store`)
-        self.in_worker: set[int] = set()  # the flushes whose batch the clock counts as in the worker
+        # flushes whose batch the clock counts in the worker's queue and whose answer it has not
+        # noted yet: the objects, not their ids (an id is reused once its flush is collected)
+        self.unanswered: set[prepare.Flush] = set()
 
     def over_budget(self) -> bool:
         if self.report.budget_stopped:
@@ -393,7 +395,7 @@ class _Run:
                 self.clock.probed = True  # the next flush comes after the usual interval, not the probe's
                 if flush.scanner is not None and not flush.scanned():  # its batch is in the worker's queue
                     self.clock.sent(time.monotonic(), flush.rows)
-                    self.in_worker.add(id(flush))
+                    self.unanswered.add(flush)
             if last:
                 self._index_while_scanning(flush)
             self._finish_pending()
@@ -401,6 +403,7 @@ class _Run:
                 self.refresh_index()  # while the worker scans the batch just sent
         except BaseException:
             if flush is not None:
+                self._forget(flush)
                 flush.close()
             raise
         self.pending = flush
@@ -416,9 +419,15 @@ class _Run:
             self.refresh_index()
 
     def _answered(self, now: float) -> None:
-        if self.pending is not None and id(self.pending) in self.in_worker:
-            self.in_worker.discard(id(self.pending))
+        if self.pending in self.unanswered:
+            self.unanswered.discard(self.pending)
             self.clock.answered(now)
+
+    def _forget(self, flush: prepare.Flush) -> None:
+        """A flush closed unfinished: the worker's answer to it is no longer counted on."""
+        if flush in self.unanswered:
+            self.clock.in_flight.clear()  # at most the one pending is, and the run ends
+        self.unanswered.discard(flush)
 
     def _finish_pending(self) -> None:
         if self.pending is None:
@@ -428,9 +437,9 @@ class _Run:
             chunks, removed = flush.finish()
         finally:
             self.pending = None  # finished or closed: until then an interrupt's `_drop_pending` closes it
-        remote = id(flush) in self.in_worker
-        if remote:  # its answer came when the wait for it ended (or before)
-            self.in_worker.discard(id(flush))
+        remote = flush.scanner is not None  # scanned by the worker, whenever its answer came
+        if flush in self.unanswered:  # its answer came when the wait for it ended (or before)
+            self.unanswered.discard(flush)
             self.clock.answered(t0 + flush.waited)
         added = self.report.chunks_added
         self._commit(chunks, removed, flush.units)
@@ -450,7 +459,7 @@ class _Run:
     def _drop_pending(self) -> None:
         if self.pending is not None:
             flush, self.pending = self.pending, None
-            self.in_worker.discard(id(flush))
+            self._forget(flush)
             flush.close()
 
     def _probe_index(self, force: bool = False) -> None:
