@@ -163,7 +163,12 @@ class Clock:
         if what == "scan":
             return SCAN_PER_BLOCK_S
         read = self.per_row("read") if what != "read" else FIRST_READ_S
-        return read * {"flush": FLUSH_PER_READ, "finish": FINISH_PER_READ}.get(what, INDEX_PER_READ)
+        if what == "index":
+            # INDEX_PER_READ was measured per block read, the index rate is per chunk: the tail
+            # counts a pending block as chunks_per_block chunks, so the guess is divided back (not
+            # dividing it priced a 10 s round's tail 0.9 s high, and it stopped before its probe)
+            return read * INDEX_PER_READ / self.chunks_per_block
+        return read * {"flush": FLUSH_PER_READ, "finish": FINISH_PER_READ}.get(what, 1.0)
 
     def flush_after(self, default_s: float) -> float:
         """Seconds of reading before the next flush: short until a flush has been measured."""
@@ -188,7 +193,9 @@ class Clock:
             done = FLUSH_FIXED_S + last * self.per_row("flush")
             refresh = INDEX_FIXED_S + (unindexed_rows + last * cpb) * index
             parts = {"read": t - now, "finish": done, "index_last": refresh, "exit": EXIT_S}
-            parts["margin"] = ERROR * sum(parts.values())
+            # a share of the tail once its rates are measured; the guesses before are pessimistic
+            # already (x3 reading), and a margin on top stopped a 10 s round before its probe
+            parts["margin"] = ERROR * sum(parts.values()) if self.measured("flush") else 0.0
             return parts
         flush = self.per_row("finish")
         # the worker, batch after batch: the ones in flight, then the last (sent once begun: its
@@ -219,7 +226,8 @@ class Clock:
             "index_last": t - EXIT_S - (index_begin + max(waited, 0.0) + sum(b for _, b in arrivals) * flush),
             "exit": EXIT_S,
         }
-        parts["margin"] = ERROR * (t - now)
+        # (before the worker's first answer its rate is SCAN_PER_BLOCK_S, a loaded box's: no share)
+        parts["margin"] = ERROR * (t - now) if self.measured("scan") else 0.0
         return parts
 
     def must_stop(self, batch_rows: int, unindexed_rows: int, now: float | None = None) -> bool:
