@@ -75,9 +75,7 @@ class Clock:
     """A budgeted run's deadline and the rates it has observed (all in wall seconds)."""
 
     def __init__(self, started: float, budget_s: float, budgeted: bool, overlap: bool = True):
-        self.started = started
-        self.end = started + budget_s
-        self.deadline = self.end - MARGIN_S
+        self.deadline = started + budget_s - MARGIN_S
         self.budgeted = budgeted
         self.overlap = overlap  # the caller indexes what is stored while its last scans run
         # per block read; per block flushed in this process (its scan included); per block flushed

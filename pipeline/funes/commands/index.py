@@ -284,7 +284,7 @@ class _Run:
                 self._flush(batch, last=True)
                 return True
             if self.pending is not None and self.pending.scanned():
-                self._answered(time.monotonic())
+                self._answered(self.pending, time.monotonic())
                 self._finish_pending()  # its rows are stored, and its rates measured, at once
             self.progress(f"{target} [{i}/{len(owed)}] {unit.key}", True)
             t0 = time.monotonic()
@@ -418,10 +418,11 @@ class _Run:
         if self.budgeted and self.unindexed and any(not f.scanned() for f in begun):
             self.refresh_index()
 
-    def _answered(self, now: float) -> None:
-        if self.pending in self.unanswered:
-            self.unanswered.discard(self.pending)
-            self.clock.answered(now)
+    def _answered(self, flush: prepare.Flush, at: float) -> None:
+        """The worker's answer to `flush` was there by `at`: the clock notes it, once."""
+        if flush in self.unanswered:
+            self.unanswered.discard(flush)
+            self.clock.answered(at)
 
     def _forget(self, flush: prepare.Flush) -> None:
         """A flush closed unfinished: the worker's answer to it is no longer counted on."""
@@ -438,9 +439,7 @@ class _Run:
         finally:
             self.pending = None  # finished or closed: until then an interrupt's `_drop_pending` closes it
         remote = flush.scanner is not None  # scanned by the worker, whenever its answer came
-        if flush in self.unanswered:  # its answer came when the wait for it ended (or before)
-            self.unanswered.discard(flush)
-            self.clock.answered(t0 + flush.waited)
+        self._answered(flush, t0 + flush.waited)  # its answer came when the wait for it ended (or before)
         added = self.report.chunks_added
         self._commit(chunks, removed, flush.units)
         self.clock.stored(flush.rows, self.report.chunks_added - added)

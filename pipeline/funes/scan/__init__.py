@@ -135,9 +135,8 @@ class Scan:
             hits[i].append((kind, *v.to_raw(s, e)))
         if self.commands is not None and "funes-rules" in use:
             for i, (t, cmd) in enumerate(zip(texts, self.commands)):
-                if cmd is not None:  # only a tool call's output can be a credential command's
-                    hits[i].extend(outputs.findings(t, cmd))
-        return [_merge(t, h) if h else [] for t, h in zip(texts, hits)]
+                hits[i].extend(outputs.findings(t, cmd))
+        return [_merge(t, h) for t, h in zip(texts, hits)]
 
     def done(self) -> bool:
         """Whether Kingfisher is through: `result()` then waits for nothing (the in-process engines
