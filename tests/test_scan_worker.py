@@ -207,6 +207,33 @@ def test_a_flush_scans_in_process_until_the_worker_is_up(tmp_path):
         s.close()
 
 
+def test_a_flush_knows_when_its_answer_came_not_when_it_was_looked_at(worker, tmp_path):
+    """The budget clock prices the worker by when it answered: a parent busy refreshing for
+    seconds looks later, and noting that as the answer priced the worker's batches ~1.5x dearer."""
+    from funes.traces import source
+
+    assert worker.up.wait(60)
+    path = write_claude_session(tmp_path, "s1", ["export GITHUB_TOKEN=ghp_" + "a1B2c3D4e5" * 4, "plain words"])
+    (src,) = source.resolve(path)
+    (unit,) = src.units()
+    blocks, _ = prepare.read_unit(src, unit, ("text",), True)
+    flush = prepare.Flush([blocks], scanner=worker)
+    assert flush.scanner is worker and flush.answered_at() is None
+    deadline = time.monotonic() + 60
+    while not flush.scanned() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    came = flush.answered_at()
+    assert came is not None and came <= time.monotonic()
+    time.sleep(1.0)  # the parent is busy elsewhere
+    chunks, _ = flush.finish()
+    assert flush.answered_at() == came < time.monotonic() - 0.9  # kept after the finish
+    assert "[REDACTED:GitHub]" in chunks.column("text")[0].as_py()
+    # an in-process flush has no worker answer to time
+    local = prepare.Flush([blocks])
+    local.finish()
+    assert local.answered_at() is None
+
+
 @pytest.mark.parametrize(
     "body",
     [

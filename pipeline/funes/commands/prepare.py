@@ -94,6 +94,7 @@ class Flush:
         # budgeted run's first flush, ~1 s in) this process scans, as waiting for its start-up costs more
         self.scanner = scanner if scanner is not None and scanner.ready() else None
         self.waited = 0.0  # seconds `finish` waited for the scanner
+        self._answered_at: float | None = None  # when the worker's answer came (`answered_at`)
         self.redaction: redact.Redaction | None = None
         self.inputs: tuple[list[str], list[str | None]] | None = None
         self.blocks = blocks.concat(tables)
@@ -111,6 +112,10 @@ class Flush:
     def scanned(self) -> bool:
         """Whether `finish` would not wait for the scanner."""
         return self.redaction is None or self.redaction.done()
+
+    def answered_at(self) -> float | None:
+        """When the scan worker's answer to this flush was read (None: not yet, or no worker)."""
+        return self.redaction.answered_at if self.redaction is not None else self._answered_at
 
     def finish(self):
         from funes.ingest import run
@@ -132,7 +137,7 @@ class Flush:
         try:
             return pending.result()
         finally:
-            self.waited = pending.waited
+            self.waited, self._answered_at = pending.waited, pending.answered_at
             pending.close()
 
     def close(self) -> None:

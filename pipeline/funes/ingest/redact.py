@@ -75,5 +75,10 @@ class Redaction:
     def waited(self) -> float:
         return self.scan.waited
 
+    @property
+    def answered_at(self) -> float | None:
+        """When the scan worker's answer was read, or None (not yet, or an in-process scan)."""
+        return getattr(self.scan, "arrived_at", None)
+
     def close(self) -> None:
         self.scan.close()

@@ -209,9 +209,13 @@ class Pending:
         self.reply: tuple | None = None
         self.failure: tuple[str, str | None] | None = None
         self.waited = 0.0  # wall seconds `result` waited for the reply
+        # when the reply was read (the reader thread's clock): a parent busy refreshing sees it
+        # seconds later, and the budget clock must price the worker by when it answered
+        self.arrived_at: float | None = None
 
     def arrive(self, reply: tuple) -> None:
         self.reply = reply
+        self.arrived_at = time.monotonic()
         self.arrived.set()
 
     def fail(self, failure: tuple[str, str | None]) -> None:
