@@ -93,6 +93,29 @@ def instrument() -> None:
         return stop
 
     budget.Clock.must_stop = decided
+    try:
+        from funes.commands import refreshes
+    except ImportError:  # older code: every refresh is `index._refresh`, traced above
+        return
+    # the refresher child (memory/refresher.py): when each refresh was asked, what it answered
+    # (its own seconds and rows), and how long this process waited for it in `finish`
+    _span(refreshes.Refreshes, "finish", "refresh_wait")
+    begun = budget.Clock.index_begun
+
+    def asked(self, now, chunks):
+        EVENTS.append({"kind": "refresh_begin", "t": round(_now(), 3), "chunks": chunks})
+        begun(self, now, chunks)
+
+    budget.Clock.index_begun = asked
+    noted = refreshes.Refreshes._noted
+
+    def answered(self, answer):
+        EVENTS.append(
+            {"kind": "refresh_answer", "t": round(_now(), 3), "seconds": round(answer[0], 3), "added": answer[1]}
+        )
+        noted(self, answer)
+
+    refreshes.Refreshes._noted = answered
 
 
 def _old(clock, budget, pending_rows: int, unindexed_rows: int) -> dict:
@@ -119,7 +142,7 @@ def summary(wall: float) -> dict:
             if k == "flush_finish":
                 real["wait"] = real.get("wait", 0) + e["waited"]
                 real["finish"] = real.get("finish", 0) + e["dur"] - e["waited"]
-            elif k in ("flush_begin", "refresh", "commit"):
+            elif k in ("flush_begin", "refresh", "commit", "refresh_wait"):
                 real[k] = real.get(k, 0) + e["dur"]
         if "commit" in real and "finish" in real:
             real["finish"] -= 0  # the commit runs after finish, outside it

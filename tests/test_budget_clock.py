@@ -125,3 +125,29 @@ def test_a_small_refresh_after_a_large_one_does_not_price_the_next_at_nothing():
     assert tail["index_last"] >= 35_000 * large * 0.95
     clock.note("index", budget.INDEX_FIXED_S + 20_000 * 0.0002, 20_000)  # a large one replaces it
     assert clock.per_row("index") == pytest.approx(0.0002)
+
+
+def test_with_the_refresher_the_index_is_off_this_process_timeline_but_not_off_the_tail():
+    """Refreshes in another process: what is stored is indexed while this process finishes its
+    flushes, so the tail is the longer of the two, then the last flushes' chunks; a refresh still
+    running when the run stops delays only what comes after it."""
+    here = _warm(Clock(0.0, 30.0, True))
+    there = _warm(Clock(0.0, 30.0, True))
+    for c in (here, there):
+        c.sent(0.0, 10_000)
+        c.answered(budget.SCAN_FIXED_S + 10_000 * 0.0001)
+    there.index_begun(9.0, 40_000)  # 0.5 + 40k * 0.05 ms = 2.5 s: busy until 11.5
+    a, b = here.forecast(5000, 20_000, now=10.0), there.forecast(5000, 20_000, now=10.0)
+    assert there.background and not here.background
+    # here: the stored 20k chunks are indexed by this process before it finishes the last flush
+    assert a["index_early"] == pytest.approx(budget.INDEX_FIXED_S + 20_000 * 0.00005)
+    # there: this process finishes the flush (its scan ~1.5 s) while the refresher ends its 40k
+    # (till 11.5) and then indexes the 20k (till 13.0): the parent waits 13.0 - its own end for it
+    end_parent = 10.0 + b["read"] + b["wait"] + b["finish"]
+    assert b["index_early"] == pytest.approx(11.5 + budget.INDEX_FIXED_S + 20_000 * 0.00005 - end_parent, abs=1e-3)
+    cpb = there.chunks_per_block
+    assert b["index_last"] == pytest.approx(budget.INDEX_FIXED_S + (5000 + 10) * cpb * 0.00005)
+    there.index_done()
+    c = there.forecast(5000, 20_000, now=10.0)
+    assert c["index_early"] < b["index_early"]  # the running refresh was what the parent waited for
+    assert there.background  # a refresh answered: the next ones run there too

@@ -17,6 +17,10 @@ it flushes now and stops. The tail, forecast step by step (`forecast`):
   converted at this run's chunks per block);
 - a slack: MARGIN_S plus ERROR of the tail (the refresh's wall swings with the box's load).
 
+When the run refreshes in another process (memory/refresher.py, `index_begun`), the refreshes are
+off this process's timeline: the tail is this process finishing its flushes beside the refresher
+ending the refresh it runs and indexing what is stored, then the last flushes' chunks.
+
 The refresh is the tail's least predictable part (its wall per chunk doubles with load and with
 the index it merges into), so a budgeted run also refreshes every INDEX_EVERY chunks stored, while
 the worker scans the batch just sent: the rate the tail is priced at is recent, and the tail short.
@@ -90,6 +94,10 @@ class Clock:
         self.in_flight: list[tuple[float, int]] = []  # (sent at, blocks) of batches the worker has not answered
         self.worker_free = started  # when the worker answered its last batch
         self.forecast_parts: dict[str, float] = {}  # the parts of the last forecast (bench --trace)
+        # the run refreshes in another process (memory/refresher.py): the refresh is off this
+        # process's timeline, and the one running is (began at, chunks it indexes)
+        self.background = False
+        self.indexing: tuple[float, int] | None = None
 
     def note(self, what: str, seconds: float, rows: int, fixed: float | None = None) -> None:
         """`seconds` spent on `rows`; `fixed`: of those, what did not depend on the rows (at most
@@ -135,6 +143,14 @@ class Clock:
         r = self._rate["scan"]
         r[0] += max(busy - min(fixed, busy / 2), 0.0)
         r[1] += blocks
+
+    def index_begun(self, now: float, chunks: int) -> None:
+        """A refresh of `chunks` began in the refresher (it answers with its rate: `note`)."""
+        self.background = True
+        self.indexing = (now, chunks)
+
+    def index_done(self) -> None:
+        self.indexing = None
 
     def stored(self, blocks: int, chunks: int) -> None:
         """A flush of `blocks` added `chunks` (the index rate is per chunk; what is pending, blocks)."""
@@ -207,6 +223,8 @@ class Clock:
         start = max(free, t)
         scan_end = start + (SCAN_FIXED_S if t >= free else 0.0) + last * scan
         arrivals.append((scan_end, last))
+        if self.background:
+            return self._forecast_background(now, read_end, arrivals, unindexed_rows, flush, index)
         stored = float(unindexed_rows)
         if self.overlap and unindexed_rows:
             t += INDEX_FIXED_S + unindexed_rows * index  # indexed while the scans run
@@ -226,6 +244,31 @@ class Clock:
         }
         # (before the worker's first answer its rate is SCAN_PER_BLOCK_S, a loaded box's: no share)
         parts["margin"] = ERROR * (t - now) if self.measured("scan") else 0.0
+        return parts
+
+    def _forecast_background(self, now, read_end, arrivals, unindexed_rows, flush, index) -> dict[str, float]:
+        """The tail when the refreshes run in another process: this one finishes the flushes as
+        their scans arrive; the refresher ends the one running, then indexes what is stored now
+        (begun when the run stops), then, once the last flush is committed, what the flushes add."""
+        free = now
+        if self.indexing is not None:
+            began, rows = self.indexing
+            free = max(now, began + INDEX_FIXED_S + rows * index)
+        if unindexed_rows:
+            free = max(free, read_end) + INDEX_FIXED_S + unindexed_rows * index
+        t = read_end
+        for at, n in arrivals:
+            t = max(t, at) + n * flush
+        blocks = sum(b for _, b in arrivals)
+        parts = {
+            "read": read_end - now,
+            "wait": max(t - read_end - blocks * flush, 0.0),
+            "finish": blocks * flush,
+            "index_early": max(free - t, 0.0),  # the refresher still busy when the last flush is in
+            "index_last": INDEX_FIXED_S + blocks * self.chunks_per_block * index,
+            "exit": EXIT_S,
+        }
+        parts["margin"] = ERROR * sum(parts.values()) if self.measured("scan") else 0.0
         return parts
 
     def must_stop(self, batch_rows: int, unindexed_rows: int, now: float | None = None) -> bool:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from funes import paths, vocab
 from funes.commands import budget, collector, prepare
 from funes.commands.budget import Clock
+from funes.commands.refreshes import Refreshes
 from funes.errors import UsageError
 from funes.memory import Memory, State, ledger, spec
 from funes.memory.tables import ChunkTable
@@ -111,21 +112,12 @@ def index_sources(
             return report
         run = _Run(opts, mem, report, progress, started, budgeted and not opts.yes)
 
-        def refresh() -> None:
-            import bm25s  # noqa: F401  (its import is paid once, not a rate of the index refresh)
-
-            t0 = time.monotonic()
-            _refresh(mem, progress)
-            run.clock.note("index", time.monotonic() - t0, run.unindexed)
-            run.unindexed = 0
-
         def searchable() -> None:
             # each pass's text is searchable as soon as it is stored, before any of it is embedded
-            refresh()
+            run.refreshes.finish()
             if report.searchable_at is None:
                 report.searchable_at = time.monotonic() - started
 
-        run.refresh_index = refresh
         from funes.memory import indexes
 
         with indexes.shared_pieces():  # the passes' refreshes share one piece cache, dropped before embedding
@@ -196,8 +188,8 @@ class _Run:
         self.budget_s = _env_number("FUNES_INDEX_BUDGET", BUDGET_S)
         self.flush_blocks = max(int(_env_number("FUNES_FLUSH_BLOCKS", FLUSH_BLOCKS)), 1)
         self.clock = Clock(started, self.budget_s, budgeted)
-        self.unindexed = 0  # chunks stored since the lexical index was last refreshed
-        self.refresh_index = lambda: None
+        # the lexical index refreshed as the run goes; `unindexed`: chunks stored that no refresh has begun on
+        self.refreshes = Refreshes(self.clock, lambda: _refresh(mem, progress))
         # the flush begun last, finished once its scan is through: (its Flush, its units, seconds spent so far)
         self.pending: prepare.Flush | None = None  # a flush begun, finished later (`_flush`)
         self.scanner: Scanner | None = None  # the scan worker of a large run (`store`)
@@ -216,7 +208,7 @@ class _Run:
     def must_stop(self, batch_rows: int = 0) -> bool:
         """Over budget, or one more unit could not be read, stored and indexed within it
         (`batch_rows`: blocks read and not flushed yet; the flushes begun, the clock knows)."""
-        if self.over_budget() or self.clock.must_stop(batch_rows, self.unindexed):
+        if self.over_budget() or self.clock.must_stop(batch_rows, self.refreshes.unindexed):
             self.report.budget_stopped = True
             return True
         return False
@@ -243,6 +235,9 @@ class _Run:
                     # started now, its imports run on the other core while this one reads
                     files = sum(isinstance(s, source.FilesSource) for s, _ in owed)  # as `wanted` counts
                     self.scanner = remote.Scanner() if remote.wanted(files) else None
+                    if self.scanner is not None and self.budgeted:
+                        # its other core also indexes what is stored (the worker leaves it half idle)
+                        self.refreshes.start_child(self.mem)
                 stopped = self._store_pooled(pool, owed, tiers) if pooled else self._store_serial(owed, tiers)
                 if stopped:
                     return after_pass()
@@ -257,6 +252,7 @@ class _Run:
             scanner, self.scanner = self.scanner, None
             if scanner is not None:
                 scanner.close()
+            self.refreshes.close()
 
     def _poolable(self, owed) -> bool:
         # only transcript files travel to workers; hermes databases and Hub shards stay in this process
@@ -283,6 +279,7 @@ class _Run:
                 # flushing now still ends within the budget; one more unit might not
                 self._flush(batch, last=True)
                 return True
+            self.refreshes.collect()
             if self.pending is not None and self.pending.scanned():
                 self._answered(self.pending, time.monotonic())
                 self._finish_pending()  # its rows are stored, and its rates measured, at once
@@ -329,7 +326,7 @@ class _Run:
         def may_start() -> bool:
             # the first group always starts, as the serial path always reads its first unit
             nonlocal starts
-            ok = not starts or (not self.over_budget() and not self.clock.must_stop(0, self.unindexed))
+            ok = not starts or (not self.over_budget() and not self.clock.must_stop(0, self.refreshes.unindexed))
             starts += ok
             return ok
 
@@ -399,8 +396,8 @@ class _Run:
             if last:
                 self._index_while_scanning(flush)
             self._finish_pending()
-            if not last and flush is not None and self.budgeted and self.unindexed >= budget.INDEX_EVERY:
-                self.refresh_index()  # while the worker scans the batch just sent
+            if not last and flush is not None and self.budgeted and self.refreshes.unindexed >= budget.INDEX_EVERY:
+                self.refreshes.refresh()  # while the worker scans the batch just sent
         except BaseException:
             if flush is not None:
                 self._forget(flush)
@@ -415,8 +412,8 @@ class _Run:
         batches, rather than wait for them idle and then index everything with the worker's core
         idle (the clock's forecast counts on it: budget.Clock `overlap`)."""
         begun = [f for f in (self.pending, last) if f is not None]
-        if self.budgeted and self.unindexed and any(not f.scanned() for f in begun):
-            self.refresh_index()
+        if self.budgeted and self.refreshes.unindexed and any(not f.scanned() for f in begun):
+            self.refreshes.refresh()
 
     def _answered(self, flush: prepare.Flush, at: float) -> None:
         """The worker's answer to `flush` was there by `at`: the clock notes it, once, at when it
@@ -467,10 +464,10 @@ class _Run:
     def _probe_index(self, force: bool = False) -> None:
         """A budgeted run indexes what its first flush stored at once: that text is searchable
         early, and the clock measures the index rate before it decides how much more fits."""
-        if not (self.budgeted and self.unindexed) or self.clock.measured("index"):
+        if not (self.budgeted and self.refreshes.unindexed) or self.clock.measured("index"):
             return
-        if not self.over_budget() and (force or not self.clock.must_stop(0, self.unindexed)):
-            self.refresh_index()  # (a run about to stop indexes once, when it stops)
+        if not self.over_budget() and (force or not self.clock.must_stop(0, self.refreshes.unindexed)):
+            self.refreshes.refresh()  # (a run about to stop indexes once, when it stops)
 
     def _commit(self, chunks, removed, done) -> None:
         if chunks is not None:
@@ -478,7 +475,7 @@ class _Run:
             new = self.mem.chunks.append_new(chunks)
             if new.num_rows:
                 self.report.chunks_added += new.num_rows
-                self.unindexed += new.num_rows
+                self.refreshes.stored(new.num_rows)
                 for h, n in Counter(new["harness"].to_pylist()).items():
                     self.report.tallies.setdefault(h, Tally()).chunks += n
         # the ledger moves only after the rows are committed: a kill re-reads, ids dedup

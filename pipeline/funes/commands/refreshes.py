@@ -1,0 +1,112 @@
+"""An index run's refreshes of the lexical index: in this process, or begun in the refresher.
+
+A budgeted run that scans in a worker (a large first index) also refreshes in a child process
+(memory/refresher.py), so that tokenising and indexing what is stored runs on the core the scan
+worker leaves idle while this one reads on. A refresh asked for while one runs is not queued: what
+was stored since waits for the next (the run asks again every INDEX_EVERY chunks and when it
+stops). `finish` returns only once everything stored is indexed. If the child fails, nothing is
+lost: this process refreshes from then on (a refresh indexes every row the table holds).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from funes.commands.budget import Clock
+
+if TYPE_CHECKING:
+    from funes.memory.refresher import Refresher
+
+
+class Refreshes:
+    def __init__(self, clock: Clock, refresh_here: Callable[[], None]):
+        self.clock, self._refresh_here = clock, refresh_here
+        self.unindexed = 0  # chunks stored that no refresh has begun on
+        self.indexing = 0  # chunks stored before the running refresh (the child's) began
+        self.child: Refresher | None = None
+
+    def start_child(self, memory) -> None:
+        """Refresh in a child process from now on (FUNES_INDEX_REFRESHER=off: never)."""
+        from funes.memory import refresher
+
+        if self.child is None and refresher.wanted():
+            try:
+                self.child = refresher.Refresher(memory)
+            except OSError:
+                self.child = None  # this process refreshes, as without one
+
+    def stored(self, chunks: int) -> None:
+        self.unindexed += chunks
+
+    def refresh(self) -> None:
+        """Index what is stored: begun in the child and not waited for (skipped while it is busy),
+        or here, now."""
+        self.collect()
+        if self.child is not None:
+            if self.child.busy:
+                return
+            if self.child.begin():
+                self.indexing, self.unindexed = self.unindexed, 0
+                self.clock.index_begun(time.monotonic(), self.indexing)
+                return
+            self._lost()
+        self._here()
+
+    def collect(self) -> None:
+        """Note the child's answer if it came (its rate goes to the clock)."""
+        if self.child is None:
+            return
+        answer = self.child.poll()
+        if answer is not None:
+            self._noted(answer)
+        elif self.child.failed:
+            self._lost()
+
+    def finish(self) -> None:
+        """Everything stored is indexed when this returns."""
+        if self.child is not None:
+            self._wait()
+            if self.child is not None and self.unindexed and self.child.begin():
+                self.indexing, self.unindexed = self.unindexed, 0
+                self.clock.index_begun(time.monotonic(), self.indexing)
+                self._wait()
+        if self.child is None or self.child.failed or self.unindexed:
+            self._here()
+
+    def close(self) -> None:
+        child, self.child = self.child, None
+        if child is not None:
+            child.close()
+        self.clock.index_done()
+
+    def _wait(self) -> None:
+        assert self.child is not None
+        answer = self.child.wait()
+        if answer is not None:
+            self._noted(answer)
+        elif self.child.failed:
+            self._lost()
+
+    def _noted(self, answer: tuple[float, int]) -> None:
+        seconds, added = answer
+        self.clock.note("index", seconds, added)
+        self.clock.index_done()
+        # the child indexes every row committed when it read the table, some stored after it began
+        self.unindexed = max(self.unindexed - max(added - self.indexing, 0), 0)
+        self.indexing = 0
+
+    def _lost(self) -> None:
+        """The child failed: its rows are indexed here (now or at the next refresh)."""
+        self.unindexed += self.indexing
+        self.indexing = 0
+        self.close()
+
+    def _here(self) -> None:
+        import bm25s  # noqa: F401  (its import is paid once, not a rate of the index refresh)
+
+        t0 = time.monotonic()
+        self._refresh_here()
+        self.clock.note("index", time.monotonic() - t0, self.unindexed)
+        self.unindexed = 0

@@ -1,0 +1,187 @@
+"""The lexical index refreshed in a child process (memory/refresher.py) during a large budgeted run:
+the same index as refreshing in the run's own process, nothing lost when the child fails, and no
+child outliving its parent."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from funes import scan
+from funes.commands import index
+from funes.memory import Memory, indexes, refresher
+from funes.scan import remote
+from test_index_pipeline import _rows as _all_rows
+from transcripts import prose, write_claude_session
+
+
+@pytest.fixture(autouse=True)
+def _kingfisher():
+    if scan._kingfisher_binary()[0] is None:
+        pytest.skip("kingfisher is not installed")
+
+
+def _tree(root: Path, sessions: int = 16) -> Path:
+    for s in range(sessions):
+        texts = [prose(s * 10 + i, 30 + (s * 7 + i) % 60) for i in range(4)]
+        if s % 4 == 0:
+            texts[1] += f" export GITHUB_TOKEN=ghp_{'a1B2c3D4e5' * 3}x9Z8y7"
+        write_claude_session(root, f"ref-{s:03d}", texts, project=f"-home-u-p{s % 3}")
+    return root
+
+
+def _rows() -> dict:
+    """Every chunk row but where its transcript was read from (each run reads the tree from its own HOME)."""
+    return {k: {c: v for c, v in r.items() if c != "source_path"} for k, r in _all_rows().items()}
+
+
+def _answers() -> list:
+    from funes.retrieval.retriever import RecallRequest, Retriever
+
+    mem = Memory.resolve(None)
+    return [
+        [
+            (h.id, round(h.score, 9))
+            for h in Retriever(mem, embedder=None, reranker=None)
+            .run(RecallRequest(q, k=5, neighbors=0, half_life=0, legs=("bm25",)))
+            .hits
+        ]
+        for q in ("ghp token export", prose(12, 20), prose(131, 12), prose(55, 9))
+    ]
+
+
+def _budgeted_run(monkeypatch, tree: Path, home: Path, refresher_on: bool) -> None:
+    from funes.commands import budget
+
+    tree_home = home.parent / ".claude" / "projects"
+    tree_home.parent.mkdir(parents=True, exist_ok=True)
+    if not tree_home.exists():
+        tree_home.symlink_to(tree, target_is_directory=True)
+    monkeypatch.setenv("HOME", str(home.parent))
+    monkeypatch.setenv("FUNES_HOME", str(home))
+    monkeypatch.setenv("FUNES_INDEX_BUDGET", "600")  # budgeted, never reached
+    monkeypatch.setenv("FUNES_FLUSH_BLOCKS", "12")  # several flushes
+    monkeypatch.setenv("FUNES_SCAN_WORKER", "on")
+    monkeypatch.setenv("FUNES_INDEX_REFRESHER", "on" if refresher_on else "off")
+    monkeypatch.setattr(budget, "INDEX_EVERY", 1)  # a refresh asked after every flush
+    real = remote.Scanner
+
+    def up(*a, **kw):  # every flush goes to the worker (one begun before it is up scans here)
+        s = real(*a, **kw)
+        assert s.up.wait(60)
+        return s
+
+    monkeypatch.setattr(remote, "Scanner", up)
+    report = index.index(index.Options(auto=True, no_embed=True))
+    assert report.chunks_added > 0 and not report.budget_stopped and report.searchable_at is not None
+
+
+def test_refreshing_in_the_child_builds_the_index_refreshing_here_builds(funes_home, tmp_path, monkeypatch):
+    tree = _tree(tmp_path / "tree")
+    _budgeted_run(monkeypatch, tree, tmp_path / "a" / ".funes", refresher_on=False)
+    here_rows, here_answers = _rows(), _answers()
+    asked, made = [], []
+    begin, init = refresher.Refresher.begin, refresher.Refresher.__init__
+
+    def counted_begin(self):
+        ok = begin(self)
+        asked.append(ok)
+        return ok
+
+    def recorded_init(self, *a, **kw):
+        init(self, *a, **kw)
+        made.append(self)
+
+    monkeypatch.setattr(refresher.Refresher, "begin", counted_begin)
+    monkeypatch.setattr(refresher.Refresher, "__init__", recorded_init)
+    refreshed_here = []
+    real_refresh = index._refresh
+    monkeypatch.setattr(index, "_refresh", lambda *a, **kw: refreshed_here.append(1) or real_refresh(*a, **kw))
+    _budgeted_run(monkeypatch, tree, tmp_path / "b" / ".funes", refresher_on=True)
+    assert len(made) == 1 and made[0].proc.returncode == 0  # one child for the run, closed by it
+    assert sum(asked) >= 2, asked  # the probe's and at least one more, all in the child
+    # the pass's own refreshes ran in the child; the run's closing refresh here found nothing to do
+    man = indexes.read_manifest(indexes.index_dir(Memory.resolve(None)))
+    assert man is not None and man["chunks"]["rows"] == len(here_rows)
+    assert _rows() == here_rows
+    assert _answers() == here_answers and all(here_answers)
+    assert len(refreshed_here) == 1  # the run's closing one (every run refreshes once at its end)
+
+
+def test_a_child_that_fails_loses_nothing(funes_home, tmp_path, monkeypatch):
+    """A child that dies at once, or answers garbage: the run refreshes in its own process and its
+    index holds every row."""
+    tree = _tree(tmp_path / "tree", sessions=8)
+    _budgeted_run(monkeypatch, tree, tmp_path / "a" / ".funes", refresher_on=False)
+    want = _answers()
+    init = refresher.Refresher.__init__
+    for n, body in enumerate(("raise SystemExit(3)", "import sys; sys.stdin.readline(); print('garbage', flush=True)")):
+
+        def broken(self, memory, argv=None, timeout=refresher.TIMEOUT_S, _body=body):
+            init(self, memory, argv=[sys.executable, "-c", _body], timeout=timeout)
+
+        monkeypatch.setattr(refresher.Refresher, "__init__", broken)
+        _budgeted_run(monkeypatch, tree, tmp_path / f"b{n}" / ".funes", refresher_on=True)
+        assert _answers() == want and all(want)
+
+
+def test_the_child_answers_each_refresh_and_exits_when_closed(funes_home, tmp_path, monkeypatch):
+    monkeypatch.setenv("FUNES_INDEX_REFRESHER", "off")
+    index.index(index.Options(path=str(_tree(tmp_path / "tree", sessions=6)), no_embed=True))
+    mem = Memory.resolve(None)
+    rows = mem.chunks.count()
+    import shutil
+
+    shutil.rmtree(indexes.index_dir(mem))  # derived data: the child rebuilds it
+    r = refresher.Refresher(mem)
+    try:
+        assert r.begin() and not r.begin()  # one at a time
+        seconds, added = r.wait()
+        assert added == rows and seconds > 0 and not r.busy and not r.failed
+        assert r.poll() is None  # answered once
+        assert r.begin()
+        assert r.wait() == (pytest.approx(r._answer[0]), 0)  # nothing new
+    finally:
+        r.close()
+    assert r.proc.returncode == 0
+    loaded = indexes.load(mem)
+    assert loaded is not None and loaded.rows == rows
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_killed_parent_leaves_no_child(funes_home, tmp_path):
+    """kill -9 of the process holding the writer lock: its refresher dies with it, so no refresh
+    can run on after the lock is free."""
+    code = (
+        "import sys, time; from pathlib import Path; from funes.memory import Memory, refresher; "
+        f"r = refresher.Refresher(Memory(Path({str(tmp_path / 'mem')!r}))); "
+        "print(r.proc.pid, flush=True); time.sleep(60)"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    child = int(parent.stdout.readline())
+    time.sleep(1.0)  # the child is up (its prctl done)
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        # a zombie is gone for our purpose: it runs nothing (its parent, now init, reaps it)
+        try:
+            if Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                break
+        except OSError:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(child, signal.SIGKILL)
+        pytest.fail("the refresher outlived its parent")
