@@ -3,8 +3,8 @@
     .venv/bin/python bench/embed_bench.py [--n 1000] [--speed-n 192] [--rounds 3] [--threads 2]
         [--reranker cross-encoder/ms-marco-MiniLM-L6-v2 | --proxy-reranker | --tiny-reranker]
 
-Chunks come from ../shared/corpus (every message string, split by funes.ingest.chunk.split, kept when
-200-1200 chars, shuffled with a fixed seed). The reference is plain sentence-transformers fp32 torch.
+Chunks come from ../shared/corpus or $FUNES_BENCH_CORPUS (every message string, split by
+funes.ingest.chunk.split, kept when 200-1200 chars, shuffled with a fixed seed). The reference is plain sentence-transformers fp32 torch.
 Speed is the best of --rounds interleaved passes over the first --speed-n chunks (the machine may be
 shared: interleaving keeps the ratios fair); cosine agreement is over all --n chunks. The ONNX exports
 are built with funes.models.export into a temporary cache, exactly as funes builds them.
@@ -27,7 +27,8 @@ from unittest import mock
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-CORPUS = REPO.parent / "shared" / "corpus"
+# a worktree's parent has no shared/ beside it: FUNES_BENCH_CORPUS names the corpus there
+CORPUS = Path(os.environ.get("FUNES_BENCH_CORPUS") or REPO.parent / "shared" / "corpus")
 
 
 def corpus_chunks(n: int, seed: int = 1, lo: int = 200, hi: int = 1200) -> list[str]:
