@@ -64,7 +64,8 @@ def instrument() -> None:
                 "arrived": round(_now(), 3),
                 "texts": len(self.texts),
                 "mb": round(getattr(self, "trace_bytes", 0) / 1e6, 2),
-                **({"busy": round(reply[-1], 3)} if len(reply) == 4 and reply[1] == "ok" else {}),
+                # what of its time the worker's Kingfisher waited for the rule compile (scan/rulecache.py)
+                **({"compiled": round(reply[-1], 3)} if len(reply) == 4 and reply[1] == "ok" else {}),
             }
         )
         arrive(self, reply)
@@ -162,6 +163,7 @@ def summary(wall: float) -> dict:
     if batches:
         out["worker_busy_s"] = round(busy, 3)
         out["worker_idle_s"] = round(wall - busy, 3)
+        out["worker_compile_wait_s"] = round(sum(b.get("compiled", 0.0) for b in batches), 3)
     out["refresh_s"] = round(sum(e["dur"] for e in ev if e["kind"] == "refresh"), 3)
     return out
 

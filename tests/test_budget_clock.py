@@ -31,6 +31,25 @@ def test_the_worker_rate_is_measured_from_sent_to_answered_with_its_queue():
     assert clock.in_flight == [] and clock.worker_free == 6.0
 
 
+def test_a_first_answer_that_waited_for_the_rule_compile_is_not_the_worker_rate():
+    """A new machine's first batch waits ~6 s for Kingfisher's rule compile (scan/rulecache.py):
+    taken as a rate it forecast a 12.4 s wait for a 0.3 s one and stopped a 30 s round at 11 s."""
+    cold, warm = _warm(Clock(0.0, 30.0, True)), _warm(Clock(0.0, 30.0, True))
+    for clock, compiled in ((cold, 6.0), (warm, 0.0)):
+        clock.sent(1.0, 20_000)
+        clock.answered(1.0 + compiled + budget.SCAN_FIXED_S + 20_000 * 0.0001, compiled=compiled)
+    assert cold.per_row("scan") == pytest.approx(warm.per_row("scan")) == pytest.approx(0.0001)
+    for clock in (cold, warm):
+        clock.sent(12.0, 20_000)
+    assert cold.forecast(5000, 0, now=12.5)["wait"] == pytest.approx(warm.forecast(5000, 0, now=12.5)["wait"])
+    assert cold.forecast(5000, 0, now=12.5)["wait"] < 4.0  # 2.5 s of scanning left, not 8
+    # more than the batch's whole time (a clock skew): no negative rate
+    odd = Clock(0.0, 30.0, True)
+    odd.sent(1.0, 1000)
+    odd.answered(2.0, compiled=5.0)
+    assert odd.per_row("scan") == 0.0
+
+
 def test_the_last_flush_waits_for_the_worker_backlog_not_a_fixed_guess():
     clock = _warm(Clock(0.0, 30.0, True))
     clock.sent(0.0, 10_000)

@@ -397,7 +397,7 @@ def test_the_worker_imports_only_what_the_scanners_need(funes_home):
     assert p.stdin is not None and p.stdout is not None
     frames.write(p.stdin, ("scan", 0, ["export GITHUB_TOKEN=ghp_" + "a1B2c3D4e5" * 4], None, None))
     assert frames.read(p.stdout) == (-1, "ready", None)
-    assert frames.read(p.stdout) == (0, "ok", [(0, [("GitHub", 20, 64)])])
+    assert frames.read(p.stdout) == (0, "ok", [(0, [("GitHub", 20, 64)])], 0.0)  # no rule compile waited for
     _, err = p.communicate(timeout=60)  # stdin closed: it exits
     assert p.returncode == 0
     loaded = {line.split("|")[-1].strip().split(".")[0] for line in err.decode().splitlines() if "|" in line}

@@ -131,14 +131,16 @@ class Clock:
         self.in_flight.append((now, blocks))
         self.remote = True
 
-    def answered(self, now: float) -> None:
-        """The oldest batch in flight was answered (seen at `now`): the worker's rate, measured."""
+    def answered(self, now: float, compiled: float = 0.0) -> None:
+        """The oldest batch in flight was answered (seen at `now`): the worker's rate, measured.
+        `compiled`: of its time, what its Kingfisher waited for the rule compile of a new machine
+        (~7 s, once): no part of the rate (taken as one, it stopped a 30 s round at 11 s)."""
         if not self.in_flight:
             return
         sent, blocks = self.in_flight.pop(0)
         began = max(sent, self.worker_free)
         fixed = SCAN_FIXED_S if sent >= self.worker_free else 0.0  # it found the worker idle
-        busy = now - began
+        busy = max(now - began - compiled, 0.0)
         self.worker_free = now
         r = self._rate["scan"]
         r[0] += max(busy - min(fixed, busy / 2), 0.0)

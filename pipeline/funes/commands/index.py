@@ -422,7 +422,7 @@ class _Run:
         if flush in self.unanswered:
             self.unanswered.discard(flush)
             came = flush.answered_at()
-            self.clock.answered(min(at, came) if came is not None else at)
+            self.clock.answered(min(at, came) if came is not None else at, compiled=flush.compiled())
 
     def _forget(self, flush: prepare.Flush) -> None:
         """A flush closed unfinished: the worker's answer to it is no longer counted on."""

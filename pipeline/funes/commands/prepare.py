@@ -95,6 +95,7 @@ class Flush:
         self.scanner = scanner if scanner is not None and scanner.ready() else None
         self.waited = 0.0  # seconds `finish` waited for the scanner
         self._answered_at: float | None = None  # when the worker's answer came (`answered_at`)
+        self._compiled = 0.0  # of the worker's time on it, what went on the rule compile (`compiled`)
         self.redaction: redact.Redaction | None = None
         self.inputs: tuple[list[str], list[str | None]] | None = None
         self.blocks = blocks.concat(tables)
@@ -117,6 +118,11 @@ class Flush:
         """When the scan worker's answer to this flush was read (None: not yet, or no worker)."""
         return self.redaction.answered_at if self.redaction is not None else self._answered_at
 
+    def compiled(self) -> float:
+        """Of the scan worker's time on this flush's batch, the seconds its Kingfisher waited for the
+        rule compile of a new machine (`scan.rulecache`): not the worker's scanning rate."""
+        return self.redaction.compiled if self.redaction is not None else self._compiled
+
     def finish(self):
         from funes.ingest import run
 
@@ -137,7 +143,7 @@ class Flush:
         try:
             return pending.result()
         finally:
-            self.waited, self._answered_at = pending.waited, pending.answered_at
+            self.waited, self._answered_at, self._compiled = pending.waited, pending.answered_at, pending.compiled
             pending.close()
 
     def close(self) -> None:

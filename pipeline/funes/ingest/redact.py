@@ -80,5 +80,10 @@ class Redaction:
         """When the scan worker's answer was read, or None (not yet, or an in-process scan)."""
         return getattr(self.scan, "arrived_at", None)
 
+    @property
+    def compiled(self) -> float:
+        """Of the scan worker's time on it, the seconds its Kingfisher waited for the rule compile."""
+        return max(getattr(self.scan, "compiled", 0.0), 0.0)
+
     def close(self) -> None:
         self.scan.close()

@@ -19,7 +19,8 @@ binary is found: if it then fails, `find` raises FunesError (fail closed). When 
 other two engines still run and `engines()` (shown by `funes status`) says why Kingfisher is unavailable. Messages never carry
 text from the scanned input.
 
-Modules: `views` (the views and their span maps), `kingfisher`, `detectsecrets`, `rules` (funes
+Modules: `views` (the views and their span maps), `kingfisher` (with `rulecache`: its compiled
+rules, compiled once per machine), `detectsecrets`, `rules` (funes
 rules over the whole text) and `context` (funes rules within secret-ish windows), with what the
 rules share in `values` (placeholder/randomness heuristics), `names` (secret-ish names) and
 `windows` (where the slower rules look). `gate` (with `superset`, Python regex -> Rust regex)
@@ -137,6 +138,13 @@ class Scan:
             for i, (t, cmd) in enumerate(zip(texts, self.commands)):
                 hits[i].extend(outputs.findings(t, cmd))
         return [_merge(t, h) for t, h in zip(texts, hits)]
+
+    def compiled_for(self, since: float) -> float:
+        """Seconds after `since` that Kingfisher waited for another run's rule compile (`rulecache`):
+        the worker's first batches on a new machine wait ~7 s, which is not their scan's rate."""
+        if self.job is None or not self.job.compile_wait:
+            return 0.0
+        return max(self.job.ready_at - since, 0.0)
 
     def done(self) -> bool:
         """Whether Kingfisher is through: `result()` then waits for nothing (the in-process engines

@@ -8,6 +8,9 @@ a failure, not "no findings".
 Kingfisher copies all of stdin (the unredacted batch) into `$TMPDIR/.tmpXXXX/stdin_input` for the
 length of the scan, so each run gets a private temp dir (`scratch`) that is removed on every path
 and swept at the next start when a killed run left it behind.
+
+A run on a machine whose compiled-rule cache is cold first waits for the one run compiling the rules
+(`rulecache`), in the job's own thread: the caller reads on meanwhile, as it does while Kingfisher scans.
 """
 
 from __future__ import annotations
@@ -19,15 +22,14 @@ import os
 import re
 import shutil
 import signal
-import stat
 import subprocess
 import sys
-import tempfile
 import threading
+import time
 from pathlib import Path
 
 from funes.errors import FunesError
-from funes.scan import scratch
+from funes.scan import rulecache, scratch
 from funes.scan.views import B64RUN, decode_b64
 from funes.scan.windows import occurrences
 
@@ -118,20 +120,10 @@ def version(path: str) -> str:
 
 
 def _env(tmp: Path) -> dict[str, str]:
-    """The child's environment: its stdin spill goes to the private `tmp`; the compiled-rule cache
-    is pinned to a private per-user dir, so a changed $HOME (tests, hooks) does not pay the ~9 s
-    rule compilation again."""
-    env = dict(os.environ)
+    """The child's environment: its stdin spill goes to the private `tmp`; its compiled rules to
+    the per-user cache (`rulecache`), so a changed $HOME (tests, hooks) does not compile them again."""
+    env = rulecache.env()
     env.update(TMPDIR=str(tmp), TMP=str(tmp), TEMP=str(tmp))
-    if "KF_RULE_CACHE_DIR" not in env and hasattr(os, "getuid"):
-        d = Path(tempfile.gettempdir()) / f"funes-kingfisher-{os.getuid()}"
-        try:
-            d.mkdir(mode=0o700, exist_ok=True)
-            st = d.lstat()
-            if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077:
-                env["KF_RULE_CACHE_DIR"] = str(d)
-        except OSError:
-            pass
     return env
 
 
@@ -155,8 +147,9 @@ _INTERRUPTS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT}
 
 
 class Job:
-    """One Kingfisher process over a whole batch (stdin), started at once and read when its
-    findings are needed, so that the in-process engines run meanwhile."""
+    """One Kingfisher process over a whole batch (stdin), started at once by its thread (after any
+    wait for the rule compile) and read when its findings are needed, so that the in-process
+    engines run meanwhile."""
 
     def __init__(self, path: str, texts: list[str], timeout: float):
         self.timeout = timeout
@@ -173,36 +166,57 @@ class Job:
             self.first_lines.append(line)
             line += t.count("\n") + 1
         cmd = [path, "scan", "-", "--no-validate", "--no-update-check", "--format", "jsonl", "--quiet", "--no-dedup"]
+        self.scanned = scanned
+        self.proc: subprocess.Popen | None = None
+        self.result: tuple[bytes, bytes] | None = None
+        self.failure: FunesError | None = None  # it could not be started
+        self.timed_out = False
+        self.stopped = False  # funes stopped the child itself (timeout, close)
+        self.closed = threading.Event()
+        self.gate = threading.Lock()  # a child is started, or the job closed, never both
+        # seconds the child waited for another run's rule compile (`rulecache`), and when that wait ended
+        self.compile_wait, self.ready_at = 0.0, time.monotonic()
         self.tmp = scratch.make("kingfisher")
         try:
-            self._start(cmd, scanned, data)
+            # started by the thread: on a cold rule cache it first waits for the run compiling the
+            # rules, and the caller (an indexing process reading on) must not wait with it
+            self.thread = threading.Thread(target=self._run, args=(cmd, data), daemon=True)
+            self.thread.start()
         except BaseException:  # an interrupt can land between any two steps: leave no child, no spill
-            if getattr(self, "proc", None) is not None:
-                self._stop()
+            if getattr(self, "thread", None) is not None:
+                self.close()
             scratch.remove(self.tmp)
             raise
 
-    def _start(self, cmd: list[str], scanned: str, data: bytes) -> None:
+    def _run(self, cmd: list[str], data: bytes) -> None:
+        waited, hold = rulecache.before_run(cmd[0], self.closed, self.timeout)
+        self.compile_wait, self.ready_at = waited, time.monotonic()
         try:
-            # its own session: a Ctrl-C reaches funes only, which then stops the child itself
-            self.proc = subprocess.Popen(
-                cmd,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=_env(self.tmp),
-                start_new_session=True,
-            )
-        except OSError as e:
-            raise FunesError(f"kingfisher could not be run ({e.strerror or type(e).__name__})", _HINT) from None
-        self.result: tuple[bytes, bytes] | None = None
-        self.timed_out = False
-        self.stopped = False  # funes stopped the child itself (timeout, close)
-        self.scanned = scanned
-        self.thread = threading.Thread(target=self._communicate, args=(data,), daemon=True)
-        self.thread.start()
+            with self.gate:
+                if self.closed.is_set():
+                    return
+                try:
+                    # its own session: a Ctrl-C reaches funes only, which then stops the child itself
+                    self.proc = subprocess.Popen(
+                        cmd,
+                        stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE,
+                        env=_env(self.tmp),
+                        start_new_session=True,
+                    )
+                except OSError as e:
+                    why = e.strerror or type(e).__name__
+                    self.failure = FunesError(f"kingfisher could not be run ({why})", _HINT)
+                    return
+            self._communicate(data)
+        finally:
+            if hold is not None:  # this run compiled the rules: stamped when it ended well
+                ok = self.proc is not None and not self.stopped and self.proc.returncode in (0, 200, 205)
+                hold.release(ok)
 
     def _communicate(self, data: bytes) -> None:
+        assert self.proc is not None
         try:
             self.result = self.proc.communicate(data, timeout=self.timeout)
         except subprocess.TimeoutExpired:
@@ -216,7 +230,7 @@ class Job:
 
     def _stop(self) -> None:
         """SIGTERM, then SIGKILL after a grace period: give the child a chance to clean up."""
-        if self.proc.poll() is not None:
+        if self.proc is None or self.proc.poll() is not None:
             return
         self.stopped = True
         self._signal(signal.SIGTERM)
@@ -228,14 +242,19 @@ class Job:
 
     def _signal(self, sig: int) -> None:
         """`sig` to the child's whole process group (it leads one): a wrapper's children too."""
+        assert self.proc is not None
         try:
             os.killpg(self.proc.pid, sig)
         except OSError:
             self.proc.send_signal(sig)
 
     def close(self) -> None:
-        """Stop the child if it still runs and remove its private temp dir (every path ends here)."""
+        """Stop the child if it still runs (or never start it) and remove its private temp dir
+        (every path ends here)."""
         try:
+            self.closed.set()  # a wait for another run's compile ends at its next poll
+            with self.gate:
+                pass  # a child being started is started: it is stopped below
             self._stop()
             self.thread.join()
         finally:
@@ -248,6 +267,8 @@ class Job:
     def findings(self) -> list[tuple[int, str, int, int]]:
         """(text index, kind, start, end) of every finding; FunesError on any scanner failure."""
         self.thread.join()
+        if self.failure is not None:
+            raise self.failure
         if self.timed_out:
             raise FunesError(f"kingfisher timed out after {self.timeout}s", _HINT)
         out: list[tuple[int, str, int, int]] = []
@@ -279,7 +300,7 @@ class Job:
 
     def _records(self) -> list[dict]:
         stdout, stderr = self.result or (b"", b"")
-        rc = self.proc.returncode
+        rc = self.proc.returncode if self.proc is not None else None
         self._check_exit(rc, stderr)
         records, audited = [], False
         for n, line in enumerate(stdout.splitlines(), 1):

@@ -237,9 +237,16 @@ class Pending:
         if self.reply[1] == "error" and len(self.reply) == 4:
             message, hint = self.reply[2], self.reply[3]
             raise FunesError(str(message), None if hint is None else str(hint))
-        if self.reply[1] != "ok" or len(self.reply) != 3:
+        if self.reply[1] != "ok" or len(self.reply) not in (3, 4) or self.compiled < 0:
             raise FunesError("the secret scan worker sent a malformed reply", _HINT)
         return _decode(self.texts, self.reply[2])
+
+    @property
+    def compiled(self) -> float:
+        """Seconds of this batch's time in the worker (since it was sent or the reply before) that
+        its Kingfisher waited for the rule compile; -1 for a reply whose count is no number."""
+        extra = self.reply[3] if self.reply is not None and self.reply[1] == "ok" and len(self.reply) == 4 else 0.0
+        return float(extra) if type(extra) in (int, float) and 0 <= extra < 1e6 else -1.0
 
     def close(self) -> None:
         self.scanner.forget(self.rid)

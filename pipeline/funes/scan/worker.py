@@ -2,7 +2,9 @@
 
 It reads scan requests from stdin (`frames`: ("scan", id, texts, commands, only)) and answers each
 on stdout, in order, with what `scan.find` gives for it: (id, "ok", [(text index, [(kind, start,
-end)...])...]) listing only the texts with findings, or (id, "error", message, hint) when the scan
+end)...])...], seconds) listing only the texts with findings (`seconds`: how long, since the reply
+before, its Kingfisher waited for the rule compile; the parent's budget clock takes that as no
+scanning rate), or (id, "error", message, hint) when the scan
 failed (a Kingfisher failure: fail closed, the parent commits none of that batch). It computes
 the views, runs Kingfisher and the in-process engines and merges, so the parent's core only reads,
 chunks and stores. Each request is begun (views, Kingfisher started) by the thread that reads it,
@@ -10,7 +12,10 @@ the moment it arrives, so its Kingfisher scans while the main thread still runs 
 engines of the one before (as the parent's own pipelined flush did).
 
 Its first frame says it is ready (imports and a warm-up scan done), so that the parent scans in
-its own process until then rather than wait for the start-up.
+its own process until then rather than wait for the start-up. On a machine where Kingfisher's rules
+are not compiled yet it starts compiling them first thing (`rulecache.Early`, ~7 s on the other core
+while its imports and the parent's first reads run): its first batches then wait for that compile,
+not compile again each.
 
 It exits when stdin closes (the parent closed it, or died: even `kill -9` closes it), stopping
 every Kingfisher child it started and removing their spill dirs first (batches not answered yet
@@ -24,6 +29,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections import deque
 
 from funes.errors import FunesError
@@ -52,7 +58,8 @@ class _Worker:
         self.scan, self.src, self.out = scan, src, out
         self.lock = threading.Lock()
         self.ready = threading.Condition(self.lock)
-        self.started: deque = deque()  # (id, the scan begun or None, (message, hint) of its failure)
+        self.started: deque = deque()  # (id, the scan begun or None, (message, hint) of its failure, begun at)
+        self.answered_at = 0.0  # when the last reply was written
         self.current = None  # the scan being answered
         self.closing = False  # set under the lock: nothing is begun after it
 
@@ -70,7 +77,7 @@ class _Worker:
             return
         # begun outside the lock (views and Kingfisher's start take seconds on a large batch): the
         # main thread meanwhile takes the batch before from `started` and answers it
-        rid, job, error = None, None, None
+        rid, job, error, began = None, None, None, time.monotonic()
         try:
             _, rid, texts, commands, only = request
             job = self.scan.start(texts, only=only, commands=commands)
@@ -83,7 +90,7 @@ class _Worker:
                 if job is not None:
                     job.close()
                 return
-            self.started.append((rid, job, error))
+            self.started.append((rid, job, error, began))
             self.ready.notify()
 
     def answer(self) -> tuple:
@@ -91,11 +98,13 @@ class _Worker:
             while not self.started:
                 self.ready.wait()
             self.current = self.started[0][1]  # before the pop: a SIGTERM between them loses no job
-            rid, job, error = self.started.popleft()
+            rid, job, error, began = self.started.popleft()
         if job is None:
             return (rid, "error", *error)
         try:
-            return (rid, "ok", _sparse(job.result()))
+            found = _sparse(job.result())
+            # the parent prices this batch from when it was sent or the reply before came, whichever is later
+            return (rid, "ok", found, job.compiled_for(max(began, self.answered_at)))
         except FunesError as e:
             return (rid, "error", e.message, e.hint)
         except Exception as e:
@@ -112,23 +121,37 @@ class _Worker:
                     frames.write(self.out, reply)
                 except OSError:
                     return  # the parent is gone
+                self.answered_at = time.monotonic()
         finally:
             with self.lock:
                 self.closing = True
-                left = [job for _, job, _ in self.started if job is not None] + [self.current]
+                left = [job for _, job, _, _ in self.started if job is not None] + [self.current]
             for job in left:
                 if job is not None:
                     job.close()
+
+
+def _compile_early():
+    """The rule compile begun now, if Kingfisher's cache is cold (`rulecache`), else None."""
+    from funes.scan import KINGFISHER_TIMEOUT_S, kingfisher, rulecache
+
+    path = kingfisher.binary()[0]
+    return rulecache.Early(path, KINGFISHER_TIMEOUT_S) if path else None
 
 
 def main() -> None:
     src, out = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # a library's print must not land inside a frame
     signal.signal(signal.SIGTERM, _stop)
-    worker = _Worker(src, out)
-    frames.write(out, READY)  # the parent sends its batches here from now on, not before
-    threading.Thread(target=worker.read_requests, daemon=True).start()
-    worker.serve()
+    early = _compile_early()
+    try:
+        worker = _Worker(src, out)
+        frames.write(out, READY)  # the parent sends its batches here from now on, not before
+        threading.Thread(target=worker.read_requests, daemon=True).start()
+        worker.serve()
+    finally:
+        if early is not None:
+            early.close()
 
 
 if __name__ == "__main__":
