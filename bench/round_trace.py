@@ -112,7 +112,13 @@ def instrument() -> None:
 
     def answered(self, answer):
         EVENTS.append(
-            {"kind": "refresh_answer", "t": round(_now(), 3), "seconds": round(answer[0], 3), "added": answer[1]}
+            {
+                "kind": "refresh_answer",
+                "t": round(_now(), 3),
+                "seconds": round(answer[0], 3),
+                "cpu": round(answer[2], 3),
+                "added": answer[1],
+            }
         )
         noted(self, answer)
 
@@ -135,7 +141,7 @@ def summary(wall: float) -> dict:
     stops = [e for e in ev if e["kind"] == "stop"]
     out: dict = {"end": round(wall, 3)}
     if stops:
-        s = stops[0]
+        s = stops[-1]  # the one that stopped the round (one before it can be taken back: index._learned_the_scan)
         after = [e for e in ev if e["t"] >= s["t"] and e["kind"] != "stop"]
         real: dict = {}
         for e in after:

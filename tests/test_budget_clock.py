@@ -170,3 +170,19 @@ def test_with_the_refresher_the_index_is_off_this_process_timeline_but_not_off_t
     c = there.forecast(5000, 20_000, now=10.0)
     assert c["index_early"] < b["index_early"]  # the running refresh was what the parent waited for
     assert there.background  # a refresh answered: the next ones run there too
+
+
+def test_the_refresher_tail_is_priced_at_its_cpu_rate_unless_the_box_is_loaded():
+    """During the run the refresher shares two cores with this process and the worker; in the tail
+    it runs at its CPU rate. A box loaded from outside shows in the wall rate, which then bounds it."""
+    clock = _warm(Clock(0.0, 30.0, True))
+    assert clock.tail_index_rate(0.00006) == 0.00006  # no CPU rate yet: the wall rate
+    clock.note("index_cpu", budget.INDEX_FIXED_S + 40_000 * 0.00004, 40_000)
+    assert clock.tail_index_rate(0.00006) == pytest.approx(0.00004)  # quiet: 0.06 * 2/3 = 0.04
+    assert clock.tail_index_rate(0.00012) == pytest.approx(0.00008)  # loaded: 2/3 of the wall rate
+    clock.sent(0.0, 10_000)
+    clock.answered(budget.SCAN_FIXED_S + 1.0)
+    clock.index_begun(9.0, 40_000)
+    parts = clock.forecast(5000, 0, now=10.0)
+    want = budget.INDEX_FIXED_S + (5000 + 10) * clock.chunks_per_block * clock.tail_index_rate(clock.per_row("index"))
+    assert parts["index_last"] == pytest.approx(want)

@@ -142,11 +142,11 @@ def test_the_child_answers_each_refresh_and_exits_when_closed(funes_home, tmp_pa
     r = refresher.Refresher(mem)
     try:
         assert r.begin() and not r.begin()  # one at a time
-        seconds, added = r.wait()
-        assert added == rows and seconds > 0 and not r.busy and not r.failed
+        seconds, added, cpu = r.wait()
+        assert added == rows and seconds > 0 and 0 < cpu <= seconds * 1.5 and not r.busy and not r.failed
         assert r.poll() is None  # answered once
         assert r.begin()
-        assert r.wait() == (pytest.approx(r._answer[0]), 0)  # nothing new
+        assert r.wait()[1] == 0  # nothing new
     finally:
         r.close()
     assert r.proc.returncode == 0
@@ -185,3 +185,33 @@ def test_a_killed_parent_leaves_no_child(funes_home, tmp_path):
     else:
         os.kill(child, signal.SIGKILL)
         pytest.fail("the refresher outlived its parent")
+
+
+def test_a_stop_only_the_guessed_scan_rate_asks_for_waits_for_the_first_answer(funes_home, tmp_path, monkeypatch):
+    """The worker's rate before its first answer is a guess (a slower machine's); a guess that says
+    the tail cannot fit waits for that answer and decides on the measured rate: the run goes on."""
+    from funes.commands import budget
+
+    monkeypatch.setattr(budget, "SCAN_PER_BLOCK_S", 0.5)  # 12 blocks in flight: a 6 s guess
+    tree = _tree(tmp_path / "tree")
+    monkeypatch.setenv("FUNES_INDEX_REFRESHER", "off")
+    tree_home = funes_home.parent / ".claude" / "projects"
+    tree_home.parent.mkdir(parents=True, exist_ok=True)
+    tree_home.symlink_to(tree, target_is_directory=True)
+    monkeypatch.setenv("FUNES_INDEX_BUDGET", "8")
+    monkeypatch.setenv("FUNES_FLUSH_BLOCKS", "12")
+    monkeypatch.setenv("FUNES_SCAN_WORKER", "on")
+    real = remote.Scanner
+
+    def up(*a, **kw):
+        s = real(*a, **kw)
+        assert s.up.wait(60)
+        return s
+
+    monkeypatch.setattr(remote, "Scanner", up)
+    started = time.monotonic()
+    report = index.index(index.Options(auto=True, no_embed=True))
+    assert time.monotonic() - started < 9.0  # within its budget (and a second of slack)
+    assert report.units_total == 16
+    # the guess alone stopped after the first flush (3 units); the measured rate stores them all
+    assert not report.budget_stopped and report.chunks_added == len(_rows()), report

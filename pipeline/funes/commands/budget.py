@@ -73,6 +73,9 @@ PROBE_S = 1.0
 # CPU hog beside (this process on ~0.2 of a core), where 0.1 of it let a round end at 30.8 s
 MARGIN_S = 0.5
 ERROR = 0.2
+# in the tail the refresher shares the two cores with the worker alone, where during the run three
+# processes did: its wall per chunk there is about 2/3 of the run's (see Clock.tail_index_rate)
+TAIL_SHARE = 2 / 3
 
 
 class Clock:
@@ -84,7 +87,8 @@ class Clock:
         self.overlap = overlap  # the caller indexes what is stored while its last scans run
         # per block read; per block flushed in this process (its scan included); per block flushed
         # through the worker (this process's part: `finish`; the worker's: `scan`); per chunk indexed
-        self._rate = {w: [0.0, 0] for w in ("read", "flush", "finish", "scan", "index")}
+        # (and the refresher's CPU per chunk indexed: `index_cpu`)
+        self._rate = {w: [0.0, 0] for w in ("read", "flush", "finish", "scan", "index", "index_cpu")}
         self.remote = False  # a batch went to the scan worker: the last one will too
         self.unit_rows = 1.0  # blocks per unit read so far (what one more unit adds)
         # the first read pays the parsers' imports, the first finish the datasets import: not rates
@@ -112,11 +116,11 @@ class Clock:
         if rows > 0:
             # what every flush / refresh costs whatever its size is not a per-row cost (a small
             # probe would otherwise look many times dearer per row than a large step)
-            most = {"flush": FLUSH_FIXED_S, "index": INDEX_FIXED_S}.get(what, 0.0)
+            most = {"flush": FLUSH_FIXED_S, "index": INDEX_FIXED_S, "index_cpu": INDEX_FIXED_S}.get(what, 0.0)
             fixed = most if fixed is None else min(fixed, most)
             r = self._rate[what]
             weight = 1.0
-            if what == "index":
+            if what in ("index", "index_cpu"):
                 weight = INDEX_PROBE_WEIGHT if not r[1] else 1.0
                 # the latest large refresh's rate (see INDEX_EVERY); a small one (what a pass leaves
                 # after its last 40k step) is mostly its fixed part, so it joins the rate instead of
@@ -252,6 +256,7 @@ class Clock:
         """The tail when the refreshes run in another process: this one finishes the flushes as
         their scans arrive; the refresher ends the one running, then indexes what is stored now
         (begun when the run stops), then, once the last flush is committed, what the flushes add."""
+        index = self.tail_index_rate(index)
         free = now
         if self.indexing is not None:
             began, rows = self.indexing
@@ -272,6 +277,16 @@ class Clock:
         }
         parts["margin"] = ERROR * sum(parts.values()) if self.measured("scan") else 0.0
         return parts
+
+    def tail_index_rate(self, wall: float) -> float:
+        """The refresher's seconds per chunk in the tail. Its refreshes during the run share two
+        cores with this process reading and the worker scanning (wall 1.4-1.5x its CPU in day-zero
+        traces); in the tail this process mostly waits, and they ran at their CPU rate (wall
+        0.95-1.06x CPU). So: its CPU rate, or TAIL_SHARE of the wall rate if that is more (a load
+        beside funes slows the tail too: under it, the wall rate is what stays)."""
+        if not self.measured("index_cpu"):
+            return wall
+        return max(self.per_row("index_cpu"), wall * TAIL_SHARE)
 
     def must_stop(self, batch_rows: int, unindexed_rows: int, now: float | None = None) -> bool:
         """Would reading one more unit and the tail (`forecast`) end past the deadline? `batch_rows`:

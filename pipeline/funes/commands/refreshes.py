@@ -89,9 +89,10 @@ class Refreshes:
         elif self.child.failed:
             self._lost()
 
-    def _noted(self, answer: tuple[float, int]) -> None:
-        seconds, added = answer
+    def _noted(self, answer: tuple[float, int, float]) -> None:
+        seconds, added, cpu = answer
         self.clock.note("index", seconds, added)
+        self.clock.note("index_cpu", cpu, added)
         self.clock.index_done()
         # the child indexes every row committed when it read the table, some stored after it began
         self.unindexed = max(self.unindexed - max(added - self.indexing, 0), 0)

@@ -5,7 +5,7 @@ indexing process's CPU, while the scan worker's core is half idle; in a thread o
 it gains nothing (the GIL: a refresh beside a busy Python loop took twice its time and the loop
 got ~1.2x one core between them). So a budgeted run that scans in a worker also refreshes in one:
 `begin()` asks the child to bring the index up to the rows committed now and returns at once;
-`poll()` and `wait()` give its answer, (seconds it took, rows it added).
+`poll()` and `wait()` give its answer, (seconds it took, rows it added, its CPU seconds).
 
 The child refreshes on the parent's behalf, under the parent's writer lock, one refresh at a time:
 the parent begins no refresh while one is running and refreshes in its own process only once the
@@ -43,7 +43,7 @@ class Refresher:
         self.timeout = timeout
         self.failed = False  # set once: no more refreshes are asked of it
         self.busy = False  # a refresh was asked and not answered yet
-        self._answer: tuple[float, int] | None = None
+        self._answer: tuple[float, int, float] | None = None
         self._arrived = threading.Event()
         env = dict(os.environ)
         here = str(Path(__file__).resolve().parents[2])  # this very funes, as the scan worker runs it
@@ -65,7 +65,8 @@ class Refresher:
         for line in self.proc.stdout:
             try:
                 reply = json.loads(line)
-                answer = (float(reply["seconds"]), int(reply["added"])) if reply.get("ok") is True else None
+                ok = reply.get("ok") is True
+                answer = (float(reply["seconds"]), int(reply["added"]), float(reply["cpu"])) if ok else None
             except (ValueError, KeyError, TypeError):
                 answer = None
             self._answer = answer
@@ -90,7 +91,7 @@ class Refresher:
         self.busy = True
         return True
 
-    def poll(self) -> tuple[float, int] | None:
+    def poll(self) -> tuple[float, int, float] | None:
         """The running refresh's answer once it came (once), else None; a failure sets `failed`."""
         if not (self.busy and self._arrived.is_set()):
             return None
@@ -99,7 +100,7 @@ class Refresher:
             self.failed = True
         return self._answer
 
-    def wait(self) -> tuple[float, int] | None:
+    def wait(self) -> tuple[float, int, float] | None:
         """Wait for the running refresh: its answer, or None (none running, or it failed: `failed`)."""
         if not self.busy:
             return None
@@ -156,11 +157,11 @@ def main() -> None:
         for line in src:
             if line.strip() != b"refresh":
                 break
-            t0 = time.monotonic()
+            t0, c0 = time.monotonic(), time.process_time()
             reply: dict[str, object]
             try:
                 added = int(indexes.refresh(memory).get("added_rows", 0))
-                reply = {"ok": True, "seconds": time.monotonic() - t0, "added": added}
+                reply = {"ok": True, "seconds": time.monotonic() - t0, "added": added, "cpu": time.process_time() - c0}
             except Exception as e:  # the parent refreshes in its own process, which reports it
                 reply = {"ok": False, "error": type(e).__name__}
             out.write(json.dumps(reply).encode() + b"\n")
