@@ -215,3 +215,29 @@ def test_a_stop_only_the_guessed_scan_rate_asks_for_waits_for_the_first_answer(f
     assert report.units_total == 16
     # the guess alone stopped after the first flush (3 units); the measured rate stores them all
     assert not report.budget_stopped and report.chunks_added == len(_rows()), report
+
+
+def test_a_failed_child_puts_the_refreshes_back_on_this_process_timeline(funes_home, tmp_path, monkeypatch):
+    """Once the child fails, the clock prices refreshes as this process's again: left on the
+    refresher's timeline, the tail would leave them out and the run could overrun."""
+    from funes.commands.budget import Clock
+    from funes.commands.refreshes import Refreshes
+
+    monkeypatch.setenv("FUNES_INDEX_REFRESHER", "off")
+    index.index(index.Options(path=str(_tree(tmp_path / "tree", sessions=4)), no_embed=True))
+    monkeypatch.setenv("FUNES_INDEX_REFRESHER", "on")
+    init = refresher.Refresher.__init__
+    monkeypatch.setattr(
+        refresher.Refresher,
+        "__init__",
+        lambda self, memory: init(self, memory, argv=[sys.executable, "-c", "import sys; sys.stdin.readline()"]),
+    )
+    clock = Clock(time.monotonic(), 60.0, True)
+    here = []
+    r = Refreshes(clock, lambda: here.append(1))
+    r.start_child(Memory.resolve(None))
+    r.stored(100)
+    r.refresh()  # begun in the child, which reads the ask and exits without an answer
+    assert clock.background and r.unindexed == 0
+    r.finish()
+    assert r.child is None and not clock.background and here == [1] and r.unindexed == 0

@@ -158,6 +158,12 @@ class Clock:
     def index_done(self) -> None:
         self.indexing = None
 
+    def index_here(self) -> None:
+        """The refresher failed: refreshes are this process's again, on its timeline (forecast on
+        the refresher's, they would let the run overrun)."""
+        self.indexing = None
+        self.background = False
+
     def stored(self, blocks: int, chunks: int) -> None:
         """A flush of `blocks` added `chunks` (the index rate is per chunk; what is pending, blocks)."""
         self._stored[0] += blocks

@@ -103,6 +103,7 @@ class Refreshes:
         self.unindexed += self.indexing
         self.indexing = 0
         self.close()
+        self.clock.index_here()
 
     def _here(self) -> None:
         import bm25s  # noqa: F401  (its import is paid once, not a rate of the index refresh)
