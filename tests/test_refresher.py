@@ -15,6 +15,7 @@ import pytest
 
 from funes import scan
 from funes.commands import index
+from funes.commands.refreshes import Refreshes
 from funes.memory import Memory, indexes, refresher
 from funes.scan import remote
 from test_index_pipeline import _rows as _all_rows
@@ -78,8 +79,20 @@ def _budgeted_run(monkeypatch, tree: Path, home: Path, refresher_on: bool) -> No
         return s
 
     monkeypatch.setattr(remote, "Scanner", up)
+    # the pass's promise, checked where it is made (the run's closing refresh would mend a gap)
+    finished = []
+    real_finish = Refreshes.finish
+
+    def checked(self):
+        real_finish(self)
+        mem = Memory.resolve(None)
+        man = indexes.read_manifest(indexes.index_dir(mem))
+        finished.append(man is not None and man["chunks"]["rows"] == mem.chunks.count())
+
+    monkeypatch.setattr(Refreshes, "finish", checked)
     report = index.index(index.Options(auto=True, no_embed=True))
     assert report.chunks_added > 0 and not report.budget_stopped and report.searchable_at is not None
+    assert finished and all(finished), finished  # every pass's text indexed when it said so
 
 
 def test_refreshing_in_the_child_builds_the_index_refreshing_here_builds(funes_home, tmp_path, monkeypatch):
@@ -192,13 +205,13 @@ def test_a_stop_only_the_guessed_scan_rate_asks_for_waits_for_the_first_answer(f
     the tail cannot fit waits for that answer and decides on the measured rate: the run goes on."""
     from funes.commands import budget
 
-    monkeypatch.setattr(budget, "SCAN_PER_BLOCK_S", 0.5)  # 12 blocks in flight: a 6 s guess
+    monkeypatch.setattr(budget, "SCAN_PER_BLOCK_S", 5.0)  # 12 blocks in flight: a 60 s guess
     tree = _tree(tmp_path / "tree")
     monkeypatch.setenv("FUNES_INDEX_REFRESHER", "off")
     tree_home = funes_home.parent / ".claude" / "projects"
     tree_home.parent.mkdir(parents=True, exist_ok=True)
     tree_home.symlink_to(tree, target_is_directory=True)
-    monkeypatch.setenv("FUNES_INDEX_BUDGET", "8")
+    monkeypatch.setenv("FUNES_INDEX_BUDGET", "30")
     monkeypatch.setenv("FUNES_FLUSH_BLOCKS", "12")
     monkeypatch.setenv("FUNES_SCAN_WORKER", "on")
     real = remote.Scanner
@@ -211,7 +224,7 @@ def test_a_stop_only_the_guessed_scan_rate_asks_for_waits_for_the_first_answer(f
     monkeypatch.setattr(remote, "Scanner", up)
     started = time.monotonic()
     report = index.index(index.Options(auto=True, no_embed=True))
-    assert time.monotonic() - started < 9.0  # within its budget (and a second of slack)
+    assert time.monotonic() - started < 31.0  # within its budget (and a second of slack)
     assert report.units_total == 16
     # the guess alone stopped after the first flush (3 units); the measured rate stores them all
     assert not report.budget_stopped and report.chunks_added == len(_rows()), report
@@ -241,3 +254,33 @@ def test_a_failed_child_puts_the_refreshes_back_on_this_process_timeline(funes_h
     assert clock.background and r.unindexed == 0
     r.finish()
     assert r.child is None and not clock.background and here == [1] and r.unindexed == 0
+
+
+def test_a_child_busy_at_close_is_stopped_and_noise_fails_it_at_once(funes_home, tmp_path):
+    """close() does not wait past its grace for a refresh that hangs; a line that is no answer
+    (noise between refreshes) fails the child at once rather than leave the next ask unanswered."""
+    mem = Memory(tmp_path / "mem")
+    hung = refresher.Refresher(
+        mem, argv=[sys.executable, "-c", "import sys, time; sys.stdin.readline(); time.sleep(60)"]
+    )
+    assert hung.begin()
+    t0 = time.monotonic()
+    hung.close()
+    assert time.monotonic() - t0 < refresher._CLOSE_GRACE_S + 3 and hung.proc.returncode is not None
+    noisy = refresher.Refresher(
+        mem,
+        argv=[
+            sys.executable,
+            "-c",
+            "import sys; print('noise', flush=True); sys.stdin.readline(); print('{}', flush=True)",
+        ],
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while not noisy.failed and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert noisy.failed and not noisy.begin()
+        t0 = time.monotonic()
+        assert noisy.wait() is None and time.monotonic() - t0 < 1.0
+    finally:
+        noisy.close()

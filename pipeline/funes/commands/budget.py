@@ -73,6 +73,7 @@ PROBE_S = 1.0
 # CPU hog beside (this process on ~0.2 of a core), where 0.1 of it let a round end at 30.8 s
 MARGIN_S = 0.5
 ERROR = 0.2
+REFRESHER_EXIT_S = 0.2  # the refresher child's exit, waited for (0.11-0.16 s measured idle)
 # in the tail the refresher shares the two cores with the worker alone, where during the run three
 # processes did: its wall per chunk there is about 2/3 of the run's (see Clock.tail_index_rate)
 TAIL_SHARE = 2 / 3
@@ -262,7 +263,8 @@ class Clock:
         """The tail when the refreshes run in another process: this one finishes the flushes as
         their scans arrive; the refresher ends the one running, then indexes what is stored now
         (begun when the run stops), then, once the last flush is committed, what the flushes add."""
-        index = self.tail_index_rate(index)
+        # the running refresh and the one of what is stored share the cores with this process's
+        # finishing and the worker's scans (the run's wall rate); the last, with the worker at most
         free = now
         if self.indexing is not None:
             began, rows = self.indexing
@@ -278,18 +280,18 @@ class Clock:
             "wait": max(t - read_end - blocks * flush, 0.0),
             "finish": blocks * flush,
             "index_early": max(free - t, 0.0),  # the refresher still busy when the last flush is in
-            "index_last": INDEX_FIXED_S + blocks * self.chunks_per_block * index,
-            "exit": EXIT_S,
+            "index_last": INDEX_FIXED_S + blocks * self.chunks_per_block * self.tail_index_rate(index),
+            "exit": EXIT_S + REFRESHER_EXIT_S,
         }
         parts["margin"] = ERROR * sum(parts.values()) if self.measured("scan") else 0.0
         return parts
 
     def tail_index_rate(self, wall: float) -> float:
-        """The refresher's seconds per chunk in the tail. Its refreshes during the run share two
-        cores with this process reading and the worker scanning (wall 1.4-1.5x its CPU in day-zero
-        traces); in the tail this process mostly waits, and they ran at their CPU rate (wall
-        0.95-1.06x CPU). So: its CPU rate, or TAIL_SHARE of the wall rate if that is more (a load
-        beside funes slows the tail too: under it, the wall rate is what stays)."""
+        """The refresher's seconds per chunk for the last refresh, once the last flush is in. Its
+        refreshes during the run share two cores with this process reading and the worker scanning
+        (wall 1.4-1.5x its CPU in day-zero traces); the last one runs beside the worker at most, at
+        its CPU rate (wall 0.95-1.06x CPU). So: its CPU rate, or TAIL_SHARE of the wall rate if
+        that is more (a load beside funes slows the tail too: under it, the wall rate is what stays)."""
         if not self.measured("index_cpu"):
             return wall
         return max(self.per_row("index_cpu"), wall * TAIL_SHARE)

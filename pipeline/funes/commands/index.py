@@ -196,6 +196,7 @@ class _Run:
         # flushes whose batch the clock counts in the worker's queue and whose answer it has not
         # noted yet: the objects, not their ids (an id is reused once its flush is collected)
         self.unanswered: set[prepare.Flush] = set()
+        self.ending = False  # the pass has begun its last flush (`_index_while_scanning`)
 
     def over_budget(self) -> bool:
         if self.report.budget_stopped:
@@ -270,9 +271,11 @@ class _Run:
             if pool is not None:
                 pool.close()
             scanner, self.scanner = self.scanner, None
-            if scanner is not None:
-                scanner.close()
-            self.refreshes.close()
+            try:
+                if scanner is not None:
+                    scanner.close()
+            finally:
+                self.refreshes.close()
 
     def _poolable(self, owed) -> bool:
         # only transcript files travel to workers; hermes databases and Hub shards stay in this process
@@ -290,6 +293,7 @@ class _Run:
             self._drop_pending()
 
     def _read_serial(self, owed, tiers) -> bool:
+        self.ending = False
         target = tiers[-1]
         batch: list = []
         rows, last = 0, time.monotonic()
@@ -432,6 +436,7 @@ class _Run:
         batches, rather than wait for them idle and then index everything with the worker's core
         idle (the clock's forecast counts on it: budget.Clock `overlap`)."""
         begun = [f for f in (self.pending, last) if f is not None]
+        self.ending = True  # the pass's last flushes: what is stored is indexed as soon as the refresher is free
         if self.budgeted and self.refreshes.unindexed and any(not f.scanned() for f in begun):
             self.refreshes.refresh()
 
@@ -455,11 +460,13 @@ class _Run:
             return
         flush, t0 = self.pending, time.monotonic()
         try:
+            fed = self._feed_while_scanning(flush)
             chunks, removed = flush.finish()
         finally:
             self.pending = None  # finished or closed: until then an interrupt's `_drop_pending` closes it
+        waited = fed + flush.waited
         remote = flush.scanner is not None  # scanned by the worker, whenever its answer came
-        self._answered(flush, t0 + flush.waited)  # its answer came when the wait for it ended (or before)
+        self._answered(flush, t0 + waited)  # its answer came when the wait for it ended (or before)
         added = self.report.chunks_added
         self._commit(chunks, removed, flush.units)
         self.clock.stored(flush.rows, self.report.chunks_added - added)
@@ -469,11 +476,27 @@ class _Run:
         # counted as per-row, a 30 s round stopped at 10 s
         spent = flush.spent + time.monotonic() - t0
         if remote:  # this process's part only: the worker's is its own rate (`Clock.answered`)
-            self.clock.note("finish", spent - flush.waited, flush.rows)
+            self.clock.note("finish", spent - waited, flush.rows)
         else:
-            fixed = flush.waited if self.clock.measured("flush") else None
+            fixed = waited if self.clock.measured("flush") else None
             self.clock.note("flush", spent, flush.rows, fixed=fixed)
         self._probe_index()
+
+    def _feed_while_scanning(self, flush: prepare.Flush) -> float:
+        """With a refresher, wait for `flush`'s scan here rather than in `finish`: a refresh that
+        ends meanwhile is followed at once by the next (at a pass's end, of whatever is stored;
+        the clock's tail counts on it, and waiting in `finish` left the child idle until the last
+        flush was in). Seconds waited; a hung worker is left to `finish`'s timeout."""
+        if self.refreshes.child is None or flush.scanned():
+            return 0.0
+        t0 = time.monotonic()
+        until = t0 + (flush.scanner.timeout if flush.scanner is not None else 60.0)
+        while not flush.scanned() and time.monotonic() < until:
+            self.refreshes.collect()
+            if self.ending or self.refreshes.unindexed >= budget.INDEX_EVERY:
+                self.refreshes.refresh()  # begun only when the child is free
+            time.sleep(0.005)
+        return time.monotonic() - t0
 
     def _drop_pending(self) -> None:
         if self.pending is not None:

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 
 from funes.commands.budget import Clock
 
+WAIT_SLACK_S = 10.0
+
 if TYPE_CHECKING:
     from funes.memory.refresher import Refresher
 
@@ -45,34 +47,25 @@ class Refreshes:
         or here, now."""
         self.collect()
         if self.child is not None:
-            if self.child.busy:
-                return
-            if self.child.begin():
-                self.indexing, self.unindexed = self.unindexed, 0
-                self.clock.index_begun(time.monotonic(), self.indexing)
+            if self.child.busy or self._begin():
                 return
             self._lost()
         self._here()
 
     def collect(self) -> None:
         """Note the child's answer if it came (its rate goes to the clock)."""
-        if self.child is None:
-            return
-        answer = self.child.poll()
-        if answer is not None:
-            self._noted(answer)
-        elif self.child.failed:
-            self._lost()
+        if self.child is not None:
+            self._took(self.child.poll())
 
     def finish(self) -> None:
         """Everything stored is indexed when this returns."""
         if self.child is not None:
             self._wait()
-            if self.child is not None and self.unindexed and self.child.begin():
-                self.indexing, self.unindexed = self.unindexed, 0
-                self.clock.index_begun(time.monotonic(), self.indexing)
+            if self.child is not None and self.unindexed and self._begin():
                 self._wait()
-        if self.child is None or self.child.failed or self.unindexed:
+        if self.child is not None and (self.child.failed or self.unindexed):
+            self._lost()
+        if self.child is None:
             self._here()
 
     def close(self) -> None:
@@ -81,12 +74,24 @@ class Refreshes:
             child.close()
         self.clock.index_done()
 
+    def _begin(self) -> bool:
+        assert self.child is not None
+        if not self.child.begin():
+            return False
+        self.indexing, self.unindexed = self.unindexed, 0
+        self.clock.index_begun(time.monotonic(), self.indexing)
+        return True
+
     def _wait(self) -> None:
         assert self.child is not None
-        answer = self.child.wait()
+        # a hung child is not waited for past the budget (and a few seconds): it is killed, and
+        # this process refreshes instead
+        self._took(self.child.wait(max(self.clock.deadline - time.monotonic(), 0.0) + WAIT_SLACK_S))
+
+    def _took(self, answer: tuple[float, int, float] | None) -> None:
         if answer is not None:
             self._noted(answer)
-        elif self.child.failed:
+        elif self.child is not None and self.child.failed:
             self._lost()
 
     def _noted(self, answer: tuple[float, int, float]) -> None:

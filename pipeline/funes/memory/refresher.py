@@ -9,10 +9,12 @@ got ~1.2x one core between them). So a budgeted run that scans in a worker also 
 
 The child refreshes on the parent's behalf, under the parent's writer lock, one refresh at a time:
 the parent begins no refresh while one is running and refreshes in its own process only once the
-child has answered, failed or been closed. The child dies with the parent (PR_SET_PDEATHSIG on
-Linux; elsewhere at its stdin's end, between refreshes), so no refresh outlives the lock. A failure
-loses nothing (the index is derived from the table, and a refresh that stopped halfway left the
-manifest it had): the caller refreshes in its own process instead, which reports any real error.
+child has answered, failed or been closed. On Linux the child dies with the parent
+(PR_SET_PDEATHSIG), so no refresh outlives the lock; elsewhere it exits at its stdin's end, after
+the refresh it runs, which a parent killed mid-refresh may leave writing the index beside the next
+writer (the index is derived data: a damaged one is rebuilt, `indexes.damage`). A failure loses
+nothing (the table holds every row, and a refresh stopped halfway left the manifest it had): the
+caller refreshes in its own process instead, which reports any real error.
 """
 
 from __future__ import annotations
@@ -57,8 +59,12 @@ class Refresher:
             env=env,
             start_new_session=True,  # a terminal's Ctrl-C reaches the parent, which closes it
         )
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
+        try:
+            self._reader = threading.Thread(target=self._read, daemon=True)
+            self._reader.start()
+        except BaseException:  # an interrupt before the caller holds it: nothing else would reap it
+            self.kill()
+            raise
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
@@ -69,15 +75,18 @@ class Refresher:
                 answer = (float(reply["seconds"]), int(reply["added"]), float(reply["cpu"])) if ok else None
             except (ValueError, KeyError, TypeError):
                 answer = None
+            if answer is None:
+                self.failed = True  # (noise between refreshes too: no reader is left for the next answer)
             self._answer = answer
             self._arrived.set()
             if answer is None:
                 break
-        self._arrived.set()  # the child is gone (or failed): a waiter stops waiting
+        self.failed = True  # the child is gone: a waiter stops waiting, and nothing more is asked
+        self._arrived.set()
 
     def begin(self) -> bool:
         """Ask for a refresh; False when one is running already or the child has failed."""
-        if self.failed or self.busy:
+        if self.failed or self.busy or not self._reader.is_alive():
             return False
         self._arrived.clear()
         self._answer = None
@@ -96,15 +105,14 @@ class Refresher:
         if not (self.busy and self._arrived.is_set()):
             return None
         self.busy = False
-        if self._answer is None:
-            self.failed = True
         return self._answer
 
-    def wait(self) -> tuple[float, int, float] | None:
-        """Wait for the running refresh: its answer, or None (none running, or it failed: `failed`)."""
+    def wait(self, timeout: float | None = None) -> tuple[float, int, float] | None:
+        """Wait for the running refresh (at most `timeout`, else TIMEOUT_S; then it is killed): its
+        answer, or None (none running, or it failed: `failed`)."""
         if not self.busy:
             return None
-        if not self._arrived.wait(self.timeout):
+        if not self._arrived.wait(self.timeout if timeout is None else min(timeout, self.timeout)):
             self.kill()
         return self.poll()
 

@@ -180,7 +180,9 @@ class Early:
             hold.release(ok)
 
     def close(self) -> None:
-        """Stop a compile still running (its process ends with this one's anyway: no orphan)."""
+        """Stop a compile still running. (A worker killed outright leaves it to finish on its own:
+        it holds no scanned text, and the lock, close-on-exec, goes with the worker: a run may then
+        compile beside it, which costs CPU, not correctness.)"""
         self.stop.set()
         with self.gate:
             proc = self.proc
