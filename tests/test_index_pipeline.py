@@ -160,6 +160,14 @@ def _failing_kingfisher(tmp_path: Path, fail_at: int) -> Path:
         f'exec "{real}" "$@"\n'
     )
     fake.chmod(0o755)
+    # stamped as compiled (it runs the real binary on its warm cache): a wrapper no run has stamped
+    # yet makes its first run hold the compile lock and the next ones wait for it, and runs that
+    # wait together start in any order, so "the 2nd scan" would not be the second flush's
+    from funes.scan import rulecache
+
+    _, hold = rulecache.before_run(str(fake))
+    if hold is not None:
+        hold.release(True)
     return fake
 
 
