@@ -208,7 +208,8 @@ class _Run:
 
     def must_stop(self, batch_rows: int = 0) -> bool:
         """Over budget, or one more unit could not be read, stored and indexed within it
-        (`batch_rows`: blocks read and not flushed yet; the flushes begun, the clock knows)."""
+        (`batch_rows`: blocks read and not flushed yet; the flushes begun, the clock knows). A
+        stop asked only by the guessed worker rate may first wait for and commit the pending flush."""
         if self.over_budget() or (
             self.clock.must_stop(batch_rows, self.refreshes.unindexed) and not self._learned_the_scan(batch_rows)
         ):
@@ -493,8 +494,9 @@ class _Run:
         until = t0 + (flush.scanner.timeout if flush.scanner is not None else 60.0)
         while not flush.scanned() and time.monotonic() < until:
             self.refreshes.collect()
-            if self.ending or self.refreshes.unindexed >= budget.INDEX_EVERY:
-                self.refreshes.refresh()  # begun only when the child is free
+            unindexed = self.refreshes.unindexed
+            if unindexed and (self.ending or unindexed >= budget.INDEX_EVERY):
+                self.refreshes.refresh()  # begun only when the child is free (no empty ones)
             time.sleep(0.005)
         return time.monotonic() - t0
 
