@@ -14,6 +14,16 @@ def home() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".funes"
 
 
+def child_env() -> dict[str, str]:
+    """This environment for a funes child process (the scan worker, the refresher): with the folder
+    this very funes was imported from first on PYTHONPATH, so the child runs the same code (a
+    checkout, an old tree on PYTHONPATH), not whatever `funes` the interpreter would find."""
+    env = dict(os.environ)
+    here = str(Path(__file__).resolve().parents[1])
+    env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
 def memory_dir(base: Path | None = None) -> Path:
     return (base or home()) / "memory"
 

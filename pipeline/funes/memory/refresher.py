@@ -28,6 +28,8 @@ import threading
 import time
 from pathlib import Path
 
+from funes import paths
+
 # a refresh of a day-zero pass's 40k chunks takes ~1-2 s: this long without an answer is a hung child
 TIMEOUT_S = 600.0
 _CLOSE_GRACE_S = 5.0
@@ -47,9 +49,7 @@ class Refresher:
         self.busy = False  # a refresh was asked and not answered yet
         self._answer: tuple[float, int, float] | None = None
         self._arrived = threading.Event()
-        env = dict(os.environ)
-        here = str(Path(__file__).resolve().parents[2])  # this very funes, as the scan worker runs it
-        env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        env = paths.child_env()  # this very funes, as the scan worker runs it
         cmd = argv or [sys.executable, "-P", "-m", "funes.memory.refresher", str(memory.path), str(int(memory.default))]
         self.proc = subprocess.Popen(
             cmd,

@@ -27,6 +27,7 @@ import threading
 import time
 from pathlib import Path
 
+from funes import paths
 from funes.errors import FunesError
 from funes.scan import KINGFISHER_TIMEOUT_S, Finding, frames
 
@@ -61,10 +62,7 @@ class Scanner:
         self.lock = threading.Lock()
         self.next_id = 0
         self.up = threading.Event()  # the worker said it is ready (`ready`)
-        env = dict(os.environ)
-        # the worker runs this very funes, wherever it was imported from (a checkout, an old tree)
-        here = str(Path(__file__).resolve().parents[2])
-        env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        env = paths.child_env()  # the worker runs this very funes, wherever it was imported from
         try:
             self.proc = subprocess.Popen(
                 # -P: the directory funes runs in is not on the worker's path (a `kingfisher/` or
