@@ -164,7 +164,7 @@ def summary(wall: float) -> dict:
     batches = [e for e in ev if e["kind"] == "batch"]
     busy, prev = 0.0, 0.0
     for b in batches:
-        busy += b.get("busy", b["arrived"] - max(b["t"], prev))
+        busy += b["arrived"] - max(b["t"], prev)
         prev = b["arrived"]
     if batches:
         out["worker_busy_s"] = round(busy, 3)

@@ -225,11 +225,7 @@ class _Run:
         flush = self.pending
         if self.clock.measured("scan") or flush is None or flush not in self.unanswered:
             return False
-        give = self.clock.forecast_parts.get("wait", 0.0) / 2
-        until = time.monotonic() + give
-        while not flush.scanned() and time.monotonic() < until:
-            time.sleep(0.005)
-        if not flush.scanned():
+        if not _scanned_by(flush, time.monotonic() + self.clock.forecast_parts.get("wait", 0.0) / 2):
             return False
         self._answered(flush, time.monotonic())
         self._finish_pending()
@@ -490,14 +486,15 @@ class _Run:
         flush was in). Seconds waited; a hung worker is left to `finish`'s timeout."""
         if self.refreshes.child is None or flush.scanned():
             return 0.0
-        t0 = time.monotonic()
-        until = t0 + (flush.scanner.timeout if flush.scanner is not None else 60.0)
-        while not flush.scanned() and time.monotonic() < until:
+
+        def feed() -> None:
             self.refreshes.collect()
             unindexed = self.refreshes.unindexed
             if unindexed and (self.ending or unindexed >= budget.INDEX_EVERY):
                 self.refreshes.refresh()  # begun only when the child is free (no empty ones)
-            time.sleep(0.005)
+
+        t0 = time.monotonic()
+        _scanned_by(flush, t0 + (flush.scanner.timeout if flush.scanner is not None else 60.0), feed)
         return time.monotonic() - t0
 
     def _drop_pending(self) -> None:
@@ -564,6 +561,14 @@ def embed_pending(mem: Memory, progress, over_budget=lambda: False) -> int:
         if over_budget():
             break
     return done
+
+
+def _scanned_by(flush: prepare.Flush, until: float, between=lambda: None) -> bool:
+    """Whether `flush`'s scan is through by `until` (monotonic), polled; `between` runs at each poll."""
+    while not flush.scanned() and time.monotonic() < until:
+        between()
+        time.sleep(0.005)
+    return flush.scanned()
 
 
 def _env_number(name: str, default: float) -> float:
