@@ -151,11 +151,15 @@ def test_pipelined_rows_equal_one_flush_and_no_child_is_left(funes_home, referen
 def _failing_kingfisher(tmp_path: Path, fail_at: int) -> Path:
     """The real binary, except that its `fail_at`-th scan exits 3 (after reading its input)."""
     real = scan._kingfisher_binary()[0]
-    count = tmp_path / "calls"
+    tickets = tmp_path / "calls"
+    tickets.mkdir()
     fake = tmp_path / "kingfisher"
+    # each scan takes the first ticket no other has (mkdir is atomic): two flushes' scans run at once,
+    # and a count read and then written let both read 0 under load (CI's stop-21 failure: the 3rd
+    # flush's scan was the one that failed)
     fake.write_text(
         "#!/bin/sh\n"
-        f'if [ "$1" = scan ]; then n=$(( $(cat {count} 2>/dev/null || echo 0) + 1 )); echo $n > {count}; '
+        f'if [ "$1" = scan ]; then n=1; while ! mkdir "{tickets}/$n" 2>/dev/null; do n=$((n + 1)); done; '
         f'if [ $n -eq {fail_at} ]; then cat > /dev/null; echo "boom" >&2; exit 3; fi; fi\n'
         f'exec "{real}" "$@"\n'
     )
