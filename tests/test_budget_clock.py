@@ -186,3 +186,22 @@ def test_the_refresher_tail_is_priced_at_its_cpu_rate_unless_the_box_is_loaded()
     parts = clock.forecast(5000, 0, now=10.0)
     want = budget.INDEX_FIXED_S + (5000 + 10) * clock.chunks_per_block * clock.tail_index_rate(clock.per_row("index"))
     assert parts["index_last"] == pytest.approx(want)
+
+
+def test_the_refresh_running_at_the_stop_is_priced_at_the_tail_rate_not_the_run_s_wall():
+    """Once this process stops reading, the refresh running and the one of what is stored share the
+    cores with the worker only: a wall rate measured beside three processes (1.8x the CPU rate in
+    a first refresh) priced them 2-3x what they took, and 30 s rounds stopped at 11.6-13.6 s."""
+    clock = _warm(Clock(0.0, 30.0, True), index=0.0002)
+    clock.note("index_cpu", budget.INDEX_FIXED_S + 10_000 * 0.0001, 10_000)
+    clock.sent(0.0, 10_000)
+    clock.answered(budget.SCAN_FIXED_S + 1.0)
+    clock.index_begun(9.0, 32_000)
+    rate = clock.tail_index_rate(clock.per_row("index"))
+    assert rate == pytest.approx(0.0002 * budget.TAIL_SHARE)  # above the CPU rate: 2/3 of the wall
+    parts = clock.forecast(0, 32_000, now=10.0)
+    end_parent = 10.0 + parts["read"] + parts["wait"] + parts["finish"]
+    busy_until = 9.0 + budget.INDEX_FIXED_S + 32_000 * rate + budget.INDEX_FIXED_S + 32_000 * rate
+    assert parts["index_early"] == pytest.approx(busy_until - end_parent, abs=1e-3)
+    # priced at the wall rate that forecast was 4.3 s longer, and this tail would not fit
+    assert not clock.must_stop(0, 32_000, now=10.0)

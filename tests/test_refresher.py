@@ -256,6 +256,34 @@ def test_a_failed_child_puts_the_refreshes_back_on_this_process_timeline(funes_h
     assert r.child is None and not clock.background and here == [1] and r.unindexed == 0
 
 
+def test_a_free_child_is_kept_busy_once_enough_is_stored(funes_home, tmp_path, monkeypatch):
+    """Between flush points the reading loop begins the next refresh as soon as the child answered
+    and `least` chunks wait: a child left idle until the next flush point kept the clock on the
+    first refresh's (cold, contended) rate."""
+    from funes.commands.budget import Clock
+
+    index.index(index.Options(path=str(_tree(tmp_path / "tree", sessions=4)), no_embed=True))
+    clock = Clock(time.monotonic(), 60.0, True)
+    r = Refreshes(clock, lambda: pytest.fail("refreshed in this process"))
+    r.start_child(Memory.resolve(None))
+    try:
+        r.stored(100)
+        r.keep_busy(101)
+        assert not r.child.busy and r.unindexed == 100  # too little waits: nothing asked
+        r.keep_busy(100)
+        assert r.child.busy and r.unindexed == 0 and clock.indexing is not None
+        r.stored(500)
+        r.keep_busy(1)
+        assert r.unindexed == 500  # busy: not asked again (no queue)
+        assert r.child.wait(60) is not None  # (its answer, taken here: the next ask may go)
+        r.keep_busy(1)
+        assert r.child.busy and r.unindexed == 0
+        r.finish()
+        assert not r.child.busy and clock.indexing is None and not r.child.failed
+    finally:
+        r.close()
+
+
 def test_a_child_busy_at_close_is_stopped_and_noise_fails_it_at_once(funes_home, tmp_path):
     """close() does not wait past its grace for a refresh that hangs; a line that is no answer
     (noise between refreshes) fails the child at once rather than leave the next ask unanswered."""

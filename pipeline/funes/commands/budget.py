@@ -263,8 +263,12 @@ class Clock:
         """The tail when the refreshes run in another process: this one finishes the flushes as
         their scans arrive; the refresher ends the one running, then indexes what is stored now
         (begun when the run stops), then, once the last flush is committed, what the flushes add."""
-        # the running refresh and the one of what is stored share the cores with this process's
-        # finishing and the worker's scans (the run's wall rate); the last, with the worker at most
+        # once this process stops reading, the refresher shares the two cores with the worker and
+        # with this process's finishing (mostly a wait): every refresh of the tail runs at about
+        # its CPU rate (`tail_index_rate`). Priced at the run's wall rate (three processes on two
+        # cores, 1.8x the CPU rate in a first refresh here), the refresh running at the stop was
+        # forecast at 2-3x what it took, and 30 s rounds stopped at 11.6-13.6 s
+        index = self.tail_index_rate(index)
         free = now
         if self.indexing is not None:
             began, rows = self.indexing
@@ -280,16 +284,16 @@ class Clock:
             "wait": max(t - read_end - blocks * flush, 0.0),
             "finish": blocks * flush,
             "index_early": max(free - t, 0.0),  # the refresher still busy when the last flush is in
-            "index_last": INDEX_FIXED_S + blocks * self.chunks_per_block * self.tail_index_rate(index),
+            "index_last": INDEX_FIXED_S + blocks * self.chunks_per_block * index,
             "exit": EXIT_S + REFRESHER_EXIT_S,
         }
         parts["margin"] = ERROR * sum(parts.values()) if self.measured("scan") else 0.0
         return parts
 
     def tail_index_rate(self, wall: float) -> float:
-        """The refresher's seconds per chunk for the last refresh, once the last flush is in. Its
-        refreshes during the run share two cores with this process reading and the worker scanning
-        (wall 1.4-1.5x its CPU in day-zero traces); the last one runs beside the worker at most, at
+        """The refresher's seconds per chunk for the tail's refreshes, once this process stops reading.
+        Its refreshes during the run share two cores with this process reading and the worker scanning
+        (wall 1.4-1.8x its CPU in day-zero traces); the tail's run beside the worker at most, at
         its CPU rate (wall 0.95-1.06x CPU). So: its CPU rate, or TAIL_SHARE of the wall rate if
         that is more (a load beside funes slows the tail too: under it, the wall rate is what stays)."""
         if not self.measured("index_cpu"):
