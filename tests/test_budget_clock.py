@@ -172,28 +172,42 @@ def test_with_the_refresher_the_index_is_off_this_process_timeline_but_not_off_t
     assert there.background  # a refresh answered: the next ones run there too
 
 
-def test_the_refresher_tail_is_priced_at_its_cpu_rate_unless_the_box_is_loaded():
-    """During the run the refresher shares two cores with this process and the worker; in the tail
-    it runs at its CPU rate. A box loaded from outside shows in the wall rate, which then bounds it."""
-    clock = _warm(Clock(0.0, 30.0, True))
-    assert clock.tail_index_rate(0.00006) == 0.00006  # no CPU rate yet: the wall rate
-    clock.note("index_cpu", budget.INDEX_FIXED_S + 40_000 * 0.00004, 40_000)
-    assert clock.tail_index_rate(0.00006) == pytest.approx(0.00004)  # quiet: 0.06 * 2/3 = 0.04
+def test_the_refresher_tail_is_priced_at_the_probe_s_cpu_rate_then_at_the_latest_wall_rate():
+    """The probe's refresh, the only one measured, is cold and contended: the tail takes its CPU
+    rate, or 2/3 of its wall rate on a loaded box. Once a second refresh is measured, its wall
+    rate: a tail refresh that merges or re-warms the piece cache cost 1.7x the CPU rate before."""
+    clock = Clock(0.0, 30.0, True)
+    clock.note("index", budget.INDEX_FIXED_S + 10_000 * 0.00008 / budget.INDEX_PROBE_WEIGHT, 10_000)
+    assert clock.tail_index_rate(clock.per_row("index")) == pytest.approx(0.00008)  # no CPU rate: the wall
+    clock.note("index_cpu", budget.INDEX_FIXED_S + 10_000 * 0.00004 / budget.INDEX_PROBE_WEIGHT, 10_000)
+    assert clock.tail_index_rate(0.00005) == pytest.approx(0.00004)  # quiet: its CPU rate
     assert clock.tail_index_rate(0.00012) == pytest.approx(0.00008)  # loaded: 2/3 of the wall rate
+    clock.note("index", budget.INDEX_FIXED_S + 40_000 * 0.00006, 40_000)
+    clock.note("index_cpu", budget.INDEX_FIXED_S + 40_000 * 0.00004, 40_000)
+    assert clock.tail_index_rate(clock.per_row("index")) == pytest.approx(0.00006)  # a second: its wall rate
+    clock.stored(10_000, 15_000)
+    clock.read_units(100, 1000)
     clock.sent(0.0, 10_000)
     clock.answered(budget.SCAN_FIXED_S + 1.0)
     clock.index_begun(9.0, 40_000)
     parts = clock.forecast(5000, 0, now=10.0)
-    want = budget.INDEX_FIXED_S + (5000 + 10) * clock.chunks_per_block * clock.tail_index_rate(clock.per_row("index"))
+    want = budget.INDEX_FIXED_S + (5000 + 10) * clock.chunks_per_block * 0.00006
     assert parts["index_last"] == pytest.approx(want)
 
 
-def test_the_refresh_running_at_the_stop_is_priced_at_the_tail_rate_not_the_run_s_wall():
-    """Once this process stops reading, the refresh running and the one of what is stored share the
-    cores with the worker only: a wall rate measured beside three processes (1.8x the CPU rate in
-    a first refresh) priced them 2-3x what they took, and 30 s rounds stopped at 11.6-13.6 s."""
-    clock = _warm(Clock(0.0, 30.0, True), index=0.0002)
-    clock.note("index_cpu", budget.INDEX_FIXED_S + 10_000 * 0.0001, 10_000)
+def test_the_refresh_running_at_the_stop_is_priced_at_the_tail_rate_not_the_probe_s_wall():
+    """A stop decided while the probe's refresh is the only one measured: the refresh running and
+    the one of what is stored are priced at its CPU rate (2/3 of its wall here), not at its wall
+    rate (cold, beside three processes: 2-3x what they took), which stopped 30 s rounds at 11.6-13.6 s."""
+    clock = Clock(0.0, 30.0, True)
+    clock.note("read", 1.0, 10)
+    clock.note("read", 1.0, 10_000)
+    clock.note("finish", 9.0, 10)
+    clock.note("finish", 0.5, 10_000)
+    clock.note("index", budget.INDEX_FIXED_S + 10_000 * 0.0002 / budget.INDEX_PROBE_WEIGHT, 10_000)
+    clock.note("index_cpu", budget.INDEX_FIXED_S + 10_000 * 0.0001 / budget.INDEX_PROBE_WEIGHT, 10_000)
+    clock.stored(10_000, 15_000)
+    clock.read_units(100, 1000)
     clock.sent(0.0, 10_000)
     clock.answered(budget.SCAN_FIXED_S + 1.0)
     clock.index_begun(9.0, 32_000)

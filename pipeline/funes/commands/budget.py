@@ -75,7 +75,8 @@ MARGIN_S = 0.5
 ERROR = 0.2
 REFRESHER_EXIT_S = 0.2  # the refresher child's exit, waited for (0.11-0.16 s measured idle)
 # in the tail the refresher shares the two cores with the worker alone, where during the run three
-# processes did: its wall per chunk there is about 2/3 of the run's (see Clock.tail_index_rate)
+# processes did: its wall per chunk there is about 2/3 of the run's. The floor of the probe
+# refresh's CPU rate while it is the only one measured (see Clock.tail_index_rate)
 TAIL_SHARE = 2 / 3
 
 
@@ -103,6 +104,7 @@ class Clock:
         # process's timeline, and the one running is (began at, chunks it indexes)
         self.background = False
         self.indexing: tuple[float, int] | None = None
+        self.refreshes_noted = 0  # refreshes whose rate was noted (the first is the probe's: cold)
 
     def note(self, what: str, seconds: float, rows: int, fixed: float | None = None) -> None:
         """`seconds` spent on `rows`; `fixed`: of those, what did not depend on the rows (at most
@@ -121,6 +123,8 @@ class Clock:
             fixed = most if fixed is None else min(fixed, most)
             r = self._rate[what]
             weight = 1.0
+            if what == "index":
+                self.refreshes_noted += 1
             if what in ("index", "index_cpu"):
                 weight = INDEX_PROBE_WEIGHT if not r[1] else 1.0
                 # the latest large refresh's rate (see INDEX_EVERY); a small one (what a pass leaves
@@ -263,11 +267,9 @@ class Clock:
         """The tail when the refreshes run in another process: this one finishes the flushes as
         their scans arrive; the refresher ends the one running, then indexes what is stored now
         (begun when the run stops), then, once the last flush is committed, what the flushes add."""
-        # once this process stops reading, the refresher shares the two cores with the worker and
-        # with this process's finishing (mostly a wait): every refresh of the tail runs at about
-        # its CPU rate (`tail_index_rate`). Priced at the run's wall rate (three processes on two
-        # cores, 1.8x the CPU rate in a first refresh here), the refresh running at the stop was
-        # forecast at 2-3x what it took, and 30 s rounds stopped at 11.6-13.6 s
+        # every refresh of the tail, the one running included, at `tail_index_rate`: priced at the
+        # probe refresh's wall rate (cold, beside three processes on two cores), the refresh running
+        # at the stop was forecast at 2-3x what it took, and 30 s rounds stopped at 11.6-13.6 s
         index = self.tail_index_rate(index)
         free = now
         if self.indexing is not None:
@@ -292,11 +294,16 @@ class Clock:
 
     def tail_index_rate(self, wall: float) -> float:
         """The refresher's seconds per chunk for the tail's refreshes, once this process stops reading.
-        Its refreshes during the run share two cores with this process reading and the worker scanning
-        (wall 1.4-1.8x its CPU in day-zero traces); the tail's run beside the worker at most, at
-        its CPU rate (wall 0.95-1.06x CPU). So: its CPU rate, or TAIL_SHARE of the wall rate if
-        that is more (a load beside funes slows the tail too: under it, the wall rate is what stays)."""
-        if not self.measured("index_cpu"):
+
+        After a second refresh: its wall rate during the run. There it shared two cores with this
+        process reading and the worker scanning (wall 1.4-1.8x its CPU in day-zero traces); in the
+        tail it runs beside the worker at most, at its CPU rate, but a tail refresh that merges the
+        large segments or finds the piece cache cleared at its bound costs up to 1.7x the CPU rate
+        of the refresh before (traced): priced at that CPU rate, a 30 s round ended at 30.5 s.
+        Until then, the probe's refresh alone: its wall rate is a cold piece cache's, beside three
+        processes (2-4x a later refresh's per chunk), so its CPU rate, or TAIL_SHARE of that wall
+        rate if more (a load beside funes slows the tail too)."""
+        if self.refreshes_noted > 1 or not self.measured("index_cpu"):
             return wall
         return max(self.per_row("index_cpu"), wall * TAIL_SHARE)
 
