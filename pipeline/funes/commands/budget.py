@@ -297,9 +297,9 @@ class Clock:
 
         After a second refresh: its wall rate during the run. There it shared two cores with this
         process reading and the worker scanning (wall 1.4-1.8x its CPU in day-zero traces); in the
-        tail it runs beside the worker at most, at its CPU rate, but a tail refresh that merges the
-        large segments or finds the piece cache cleared at its bound costs up to 1.7x the CPU rate
-        of the refresh before (traced): priced at that CPU rate, a 30 s round ended at 30.5 s.
+        tail it runs beside the worker at most, at its CPU rate, but a tail refresh cost up to 1.7x
+        the CPU rate of the refresh before it (traced; merging the large segments is one cause, not
+        all of it): priced at that CPU rate, a 30 s round ended at 30.5 s.
         Until then, the probe's refresh alone: its wall rate is a cold piece cache's, beside three
         processes (2-4x a later refresh's per chunk), so its CPU rate, or TAIL_SHARE of that wall
         rate if more (a load beside funes slows the tail too)."""
