@@ -8,14 +8,18 @@ from funes.commands import budget
 from funes.commands.budget import Clock
 
 
-def _warm(clock: Clock, read=0.0001, finish=0.00005, index=0.00005) -> Clock:
-    """A clock with measured rates: 0.1 ms per block read, 0.05 ms per block finished, 0.05 ms per chunk indexed."""
+def _warm(clock: Clock, read=0.0001, finish=0.00005, index=0.00005, probe_only=False) -> Clock:
+    """A clock with measured rates: 0.1 ms per block read, 0.05 ms per block finished, 0.05 ms per
+    chunk indexed (`probe_only`: by the probe's refresh alone, weighted to that rate)."""
     clock.note("read", 1.0, 10)  # cold: the parsers' imports, not a rate
     clock.note("read", read * 10_000, 10_000)
     clock.note("finish", 9.0, 10)  # cold: the datasets import
     clock.note("finish", finish * 10_000, 10_000)
-    clock.note("index", budget.INDEX_FIXED_S + 3 * index * 10_000, 10_000)  # the probe's: replaced by the next
-    clock.note("index", budget.INDEX_FIXED_S + index * 10_000, 10_000)
+    if probe_only:
+        clock.note("index", budget.INDEX_FIXED_S + index * 10_000 / budget.INDEX_PROBE_WEIGHT, 10_000)
+    else:
+        clock.note("index", budget.INDEX_FIXED_S + 3 * index * 10_000, 10_000)  # the probe's: replaced by the next
+        clock.note("index", budget.INDEX_FIXED_S + index * 10_000, 10_000)
     clock.stored(10_000, 15_000)
     clock.read_units(100, 1000)  # 10 blocks per unit
     return clock
@@ -199,15 +203,8 @@ def test_the_refresh_running_at_the_stop_is_priced_at_the_tail_rate_not_the_prob
     """A stop decided while the probe's refresh is the only one measured: the refresh running and
     the one of what is stored are priced at its CPU rate (2/3 of its wall here), not at its wall
     rate (cold, beside three processes: 2-3x what they took), which stopped 30 s rounds at 11.6-13.6 s."""
-    clock = Clock(0.0, 30.0, True)
-    clock.note("read", 1.0, 10)
-    clock.note("read", 1.0, 10_000)
-    clock.note("finish", 9.0, 10)
-    clock.note("finish", 0.5, 10_000)
-    clock.note("index", budget.INDEX_FIXED_S + 10_000 * 0.0002 / budget.INDEX_PROBE_WEIGHT, 10_000)
+    clock = _warm(Clock(0.0, 30.0, True), index=0.0002, probe_only=True)
     clock.note("index_cpu", budget.INDEX_FIXED_S + 10_000 * 0.0001 / budget.INDEX_PROBE_WEIGHT, 10_000)
-    clock.stored(10_000, 15_000)
-    clock.read_units(100, 1000)
     clock.sent(0.0, 10_000)
     clock.answered(budget.SCAN_FIXED_S + 1.0)
     clock.index_begun(9.0, 32_000)

@@ -59,6 +59,9 @@ INDEX_FIXED_S = 0.5  # a refresh reads the table, saves a segment and may merge 
 # tail is priced at the latest refresh's rate, and a budgeted run refreshes every INDEX_EVERY
 # chunks (commands/index.py), so that the rate is recent and what is left for the tail small
 INDEX_EVERY = 40_000
+# a refresh of at least this many chunks gives the index rate alone (a smaller one joins it), and
+# the refresher is asked for one as soon as it is free and this many wait (Refreshes.keep_busy)
+INDEX_RATE_ROWS = INDEX_EVERY // 4
 # the first (probe's) refresh of a few thousand chunks also warms what later ones reuse: per chunk
 # it cost 1.5-2x the next refresh in 4 of 8 traced rounds, about the same in 3, less in one (a round
 # 2 whose last refresh merged all of round 1, before INDEX_EVERY); its rate counts this much
@@ -130,7 +133,7 @@ class Clock:
                 # the latest large refresh's rate (see INDEX_EVERY); a small one (what a pass leaves
                 # after its last 40k step) is mostly its fixed part, so it joins the rate instead of
                 # replacing it: alone it priced the next pass's refresh at nothing per chunk
-                if rows >= INDEX_EVERY // 4:
+                if rows >= INDEX_RATE_ROWS:
                     r[0] = r[1] = 0
             r[0] += max(seconds - fixed, 0.0) * weight
             r[1] += rows

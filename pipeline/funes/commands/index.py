@@ -300,7 +300,7 @@ class _Run:
                 # flushing now still ends within the budget; one more unit might not
                 self._flush(batch, last=True)
                 return True
-            self.refreshes.keep_busy(budget.INDEX_EVERY // 4)
+            self.refreshes.keep_busy(budget.INDEX_RATE_ROWS)
             if self.pending is not None and self.pending.scanned():
                 self._answered(self.pending, time.monotonic())
                 self._finish_pending()  # its rows are stored, and its rates measured, at once
