@@ -216,3 +216,61 @@ def test_the_refresh_running_at_the_stop_is_priced_at_the_tail_rate_not_the_prob
     assert parts["index_early"] == pytest.approx(busy_until - end_parent, abs=1e-3)
     # priced at the wall rate that forecast was 4.3 s longer, and this tail would not fit
     assert not clock.must_stop(0, 32_000, now=10.0)
+
+
+def _reading(clock: Clock) -> Clock:
+    """A clock before its first flush is measured: 60 us per block read, the rest guessed."""
+    clock.note("read", 1.0, 10)  # cold
+    clock.note("read", 0.06, 1000)
+    clock.read_units(100, 1000)
+    return clock
+
+
+def test_a_flush_pending_here_is_finished_and_indexed_in_the_tail():
+    """The probe's flush scans in this process while the run reads on; a stop decided then must
+    count its finish and its chunks' refresh. Left out, a 10 s round (the rates here) stopped at
+    2.9 s on a tail forecast of 6.6 s that took 8.0 s: the probe's 11.5k blocks were committed 3 s
+    after the stop, and indexed with the last flush's."""
+    alone, pending = _reading(Clock(0.0, 10.0, True)), _reading(Clock(0.0, 10.0, True))
+    pending.begun_here("probe", 1.7, 11_500)
+    a, b = alone.forecast(17_700, 0, now=2.9), pending.forecast(17_700, 0, now=2.9)
+    assert sum(a.values()) == pytest.approx(6.58, abs=0.01)  # that round's forecast
+    read_end = 2.9 + a["read"]
+    # it finishes at its flush rate from when it began; its chunks are indexed with the last's
+    pending_end = 1.7 + budget.FLUSH_FIXED_S + 11_500 * pending.per_row("flush")
+    assert b["pending"] == pytest.approx(pending_end - read_end)
+    assert b["index_last"] - a["index_last"] == pytest.approx(
+        11_500 * pending.chunks_per_block * pending.per_row("index")
+    )
+    # the last flush's scan runs beside it from the stop on, and is finished after it
+    last = 17_700 + 10
+    last_end = max(
+        read_end + budget.FLUSH_FIXED_S + last * pending.per_row("flush"),
+        pending_end + last * pending.per_row("finish"),
+    )
+    assert b["finish"] == pytest.approx(last_end - pending_end)
+    # with the margin its guesses get, the forecast covers the tail that followed
+    assert b["margin"] > 0 and sum(b.values()) > 8.0
+    assert not alone.must_stop(17_700, 0, now=2.9) and pending.must_stop(17_700, 0, now=2.9)
+    # nearly through, it still costs a finish of its rows; once finished, nothing
+    late = pending.forecast(0, 0, now=5.0)["pending"]
+    assert late == pytest.approx(11_500 * pending.per_row("finish"))
+    pending.finished_here("probe")
+    assert pending.forecast(17_700, 0, now=2.9) == alone.forecast(17_700, 0, now=2.9)
+
+
+def test_a_flush_pending_here_comes_before_the_worker_s_batches_and_the_refresher_s_exit_counts():
+    clock = _warm(Clock(0.0, 30.0, True))
+    clock.sent(5.0, 10_000)  # due at 5 + 1 + 1.5 = 7.5
+    base = clock.forecast(1000, 0, now=6.0)
+    clock.begun_here("first", 4.0, 20_000)
+    clock.refresher = True
+    parts = clock.forecast(1000, 0, now=6.0)
+    local_end = 4.0 + budget.FLUSH_FIXED_S + 20_000 * clock.per_row("flush")
+    assert local_end > 7.5  # it, not the worker's batch, holds the parent up
+    end = 6.0 + parts["read"] + parts["index_early"] + parts["wait"] + parts["finish"]
+    assert end == pytest.approx(local_end + (10_000 + 1010) * clock.per_row("finish"), abs=1e-6)
+    assert parts["exit"] == budget.EXIT_S + budget.REFRESHER_EXIT_S and base["exit"] == budget.EXIT_S
+    assert parts["index_last"] - base["index_last"] == pytest.approx(
+        20_000 * clock.chunks_per_block * clock.per_row("index")
+    )

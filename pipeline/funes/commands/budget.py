@@ -7,6 +7,8 @@ whether reading it and then the round's tail would still end before the budget's
 it flushes now and stops. The tail, forecast step by step (`forecast`):
 
 - the last flush begun (its rows' parent-side cost: scan inputs, chunk, append, ledger);
+- a flush begun in this process and not finished yet (the probe's, its Kingfisher scan running
+  beside the reading: `begun_here`), finished before the last and indexed with it;
 - the scan worker's backlog: a large run's scans run in another process (scan/remote.py), one
   batch after another, so the last batch's findings arrive when the batches still in flight and
   then it are scanned, at the worker's own measured seconds per block (from when it was sent or the
@@ -108,6 +110,11 @@ class Clock:
         self.background = False
         self.indexing: tuple[float, int] | None = None
         self.refreshes_noted = 0  # refreshes whose rate was noted (the first is the probe's: cold)
+        # the flushes begun in this process and not finished, in order: key -> (begun at, blocks).
+        # Their Kingfisher scans run beside the reading; left out of the tail, the probe's flush,
+        # finished and indexed after the stop, took a 10 s round to 11 s
+        self.local: dict[object, tuple[float, int]] = {}
+        self.refresher = False  # a refresher child runs: its exit is waited for at the end
 
     def note(self, what: str, seconds: float, rows: int, fixed: float | None = None) -> None:
         """`seconds` spent on `rows`; `fixed`: of those, what did not depend on the rows (at most
@@ -157,6 +164,26 @@ class Clock:
         r = self._rate["scan"]
         r[0] += max(busy - min(fixed, busy / 2), 0.0)
         r[1] += blocks
+
+    def begun_here(self, key: object, began: float, blocks: int) -> None:
+        """A flush of `blocks` began in this process at `began` (its scan is this process's, not
+        the worker's); `key` names it to `finished_here`."""
+        self.local[key] = (began, blocks)
+        self.probed = True
+
+    def finished_here(self, key: object) -> None:
+        self.local.pop(key, None)
+
+    def _local_tail(self, now: float, then: list[tuple[float, float]] = ()) -> tuple[float, float]:
+        """The in-process flushes pending, and `then` (began at, blocks) after them: (when the last
+        will be finished, their blocks). Each is finished at the rate of a flush from when it began,
+        fixed part included, and no sooner than a finish of its rows after the one before (its scan
+        may be through, its chunking is not)."""
+        done, rows = now, 0.0
+        for began, blocks in [*self.local.values(), *then]:
+            done = max(began + FLUSH_FIXED_S + blocks * self.per_row("flush"), done + blocks * self.per_row("finish"))
+            rows += blocks
+        return done, rows
 
     def index_begun(self, now: float, chunks: int) -> None:
         """A refresh of `chunks` began in the refresher (it answers with its rate: `note`)."""
@@ -221,21 +248,35 @@ class Clock:
         cpb = self.chunks_per_block
         t = now + more * self.per_row("read")
         read_end = t
+        local_done, local_rows = self._local_tail(t)
+        exit_s = EXIT_S + (REFRESHER_EXIT_S if self.refresher else 0.0)
         if not self.remote:
             # scanned in this process (a small run, or before the worker is up): its flush rate
-            # holds the scan, in series with the refresh (not counted on to overlap)
-            done = FLUSH_FIXED_S + last * self.per_row("flush")
-            refresh = INDEX_FIXED_S + (unindexed_rows + last * cpb) * index
-            parts = {"read": t - now, "finish": done, "index_last": refresh, "exit": EXIT_S}
-            # a share of the tail once its rates are measured; the guesses before are pessimistic
-            # already (x3 reading), and a margin on top stopped a 10 s round before its probe
-            parts["margin"] = ERROR * sum(parts.values()) if self.measured("flush") else 0.0
+            # holds the scan, in series with the refresh (not counted on to overlap). The last
+            # flush's scan begins at the stop, beside the pending one's; it is finished after it
+            end, _ = self._local_tail(t, [(t, last)])
+            refresh = INDEX_FIXED_S + (unindexed_rows + (local_rows + last) * cpb) * index
+            parts = {
+                "read": t - now,
+                "pending": local_done - t,
+                "finish": end - local_done,
+                "index_last": refresh,
+                "exit": exit_s,
+            }
+            # a share of the tail once its rates are measured, or once a flush pending here is (its
+            # scan's guessed rate, the tail's largest part then, was 0.5-2x the real one on day-zero
+            # boxes); the guesses before are pessimistic already (x3 reading), and a margin on top
+            # stopped a 10 s round before its probe
+            measured = self.measured("flush") or local_rows
+            parts["margin"] = ERROR * sum(parts.values()) if measured else 0.0
             return parts
         flush = self.per_row("finish")
         # the worker, batch after batch: the ones in flight, then the last (sent once begun: its
         # parent-side start is small, counted in its finish)
         free = self.worker_free
-        arrivals: list[tuple[float, float]] = []
+        # the flush pending here is finished before the worker's batches: as if its findings came
+        # when what is left of it is a finish
+        arrivals: list[tuple[float, float]] = [(local_done - local_rows * flush, local_rows)] if local_rows else []
         for sent, blocks in self.in_flight:
             start = max(free, sent)
             free = max(start + (SCAN_FIXED_S if sent >= free else 0.0) + blocks * scan, now)
@@ -253,14 +294,14 @@ class Clock:
         for at, n in arrivals:
             t = max(t, at) + n * flush
         waited = t - index_begin - sum(b for _, b in arrivals) * flush
-        t += INDEX_FIXED_S + (stored + sum(b for _, b in arrivals) * cpb) * index + EXIT_S
+        t += INDEX_FIXED_S + (stored + sum(b for _, b in arrivals) * cpb) * index + exit_s
         parts = {
             "read": read_end - now,
             "index_early": index_begin - read_end,
             "wait": max(waited, 0.0),
             "finish": sum(b for _, b in arrivals) * flush,
-            "index_last": t - EXIT_S - (index_begin + max(waited, 0.0) + sum(b for _, b in arrivals) * flush),
-            "exit": EXIT_S,
+            "index_last": t - exit_s - (index_begin + max(waited, 0.0) + sum(b for _, b in arrivals) * flush),
+            "exit": exit_s,
         }
         # (before the worker's first answer its rate is SCAN_PER_BLOCK_S, a loaded box's: no share)
         parts["margin"] = ERROR * (t - now) if self.measured("scan") else 0.0

@@ -414,6 +414,8 @@ class _Run:
                 if flush.scanner is not None and not flush.scanned():  # its batch is in the worker's queue
                     self.clock.sent(time.monotonic(), flush.rows)
                     self.unanswered.add(flush)
+                else:  # scanned here: the clock's tail finishes it before the last flush
+                    self.clock.begun_here(flush, time.monotonic() - flush.spent, flush.rows)
             if last:
                 self._index_while_scanning(flush)
             self._finish_pending()
@@ -447,7 +449,8 @@ class _Run:
             self.clock.answered(min(at, came) if came is not None else at, compiled=flush.compiled())
 
     def _forget(self, flush: prepare.Flush) -> None:
-        """A flush closed unfinished: the worker's answer to it is no longer counted on."""
+        """A flush closed unfinished: the worker's answer to it, or its finish here, is no longer counted on."""
+        self.clock.finished_here(flush)
         if flush in self.unanswered:
             self.clock.in_flight.clear()  # at most the one pending is, and the run ends
         self.unanswered.discard(flush)
@@ -461,6 +464,7 @@ class _Run:
             chunks, removed = flush.finish()
         finally:
             self.pending = None  # finished or closed: until then an interrupt's `_drop_pending` closes it
+            self.clock.finished_here(flush)
         waited = fed + flush.waited
         remote = flush.scanner is not None  # scanned by the worker, whenever its answer came
         self._answered(flush, t0 + waited)  # its answer came when the wait for it ended (or before)

@@ -38,6 +38,7 @@ class Refreshes:
                 self.child = refresher.Refresher(memory)
             except OSError:
                 self.child = None  # this process refreshes, as without one
+            self.clock.refresher = self.child is not None
 
     def stored(self, chunks: int) -> None:
         self.unindexed += chunks
@@ -83,6 +84,7 @@ class Refreshes:
         if child is not None:
             child.close()
         self.clock.index_done()
+        self.clock.refresher = False
 
     def _begin(self) -> bool:
         assert self.child is not None
