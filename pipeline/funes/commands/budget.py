@@ -174,7 +174,7 @@ class Clock:
     def finished_here(self, key: object) -> None:
         self.local.pop(key, None)
 
-    def _local_tail(self, now: float, then: list[tuple[float, float]] = ()) -> tuple[float, float]:
+    def _local_tail(self, now: float, then: tuple[tuple[float, float], ...] = ()) -> tuple[float, float]:
         """The in-process flushes pending, and `then` (began at, blocks) after them: (when the last
         will be finished, their blocks). Each is finished at the rate of a flush from when it began,
         fixed part included, and no sooner than a finish of its rows after the one before (its scan
@@ -254,7 +254,7 @@ class Clock:
             # scanned in this process (a small run, or before the worker is up): its flush rate
             # holds the scan, in series with the refresh (not counted on to overlap). The last
             # flush's scan begins at the stop, beside the pending one's; it is finished after it
-            end, _ = self._local_tail(t, [(t, last)])
+            end, _ = self._local_tail(t, ((t, last),))
             refresh = INDEX_FIXED_S + (unindexed_rows + (local_rows + last) * cpb) * index
             parts = {
                 "read": t - now,
