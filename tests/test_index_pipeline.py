@@ -19,6 +19,7 @@ from funes import paths, scan
 from funes.commands import index, prepare
 from funes.errors import FunesError
 from funes.memory import ledger
+from funes.scan import scratch
 from transcripts import prose, write_claude_session
 
 SESSIONS = 24
@@ -148,19 +149,37 @@ def test_pipelined_rows_equal_one_flush_and_no_child_is_left(funes_home, referen
     assert list((funes_home / "tmp").iterdir()) == []  # no scan spill left
 
 
-def _failing_kingfisher(tmp_path: Path, fail_at: int) -> Path:
-    """The real binary, except that its `fail_at`-th scan exits 3 (after reading its input)."""
+def _failing_kingfisher(tmp_path: Path, fail_at: int, monkeypatch=None) -> Path:
+    """The real binary, except that one scan exits 3 (after reading its input): the one begun
+    `fail_at`-th in this process (with `monkeypatch`), else the `fail_at`-th to start (a worker's,
+    which start one at a time)."""
     real = scan._kingfisher_binary()[0]
-    tickets = tmp_path / "calls"
-    tickets.mkdir()
+    if monkeypatch is None:
+        tickets = tmp_path / "calls"
+        tickets.mkdir()
+        # each scan takes the first ticket no other has (mkdir is atomic)
+        which = f'n=1; while ! mkdir "{tickets}/$n" 2>/dev/null; do n=$((n + 1)); done; [ $n -eq {fail_at} ]'
+    else:
+        # each scan's private TMPDIR is made when it is begun, in flush order; its child is started
+        # later, by a thread, so counting the children as they start let two flushes' scans swap
+        # places under load (CI's stop-21 failure; here a [0] for [0, 1] in 1 of 16 runs at load 2)
+        begun = tmp_path / "begun"
+        begun.write_text("")
+        make = scratch.make
+
+        def recorded(kind: str) -> Path:
+            path = make(kind)
+            if kind == "kingfisher":
+                with begun.open("a") as f:
+                    f.write(f"{path}\n")
+            return path
+
+        monkeypatch.setattr(scratch, "make", recorded)
+        which = f'[ "$(grep -nxF "$TMPDIR" "{begun}" | cut -d: -f1)" = {fail_at} ]'
     fake = tmp_path / "kingfisher"
-    # each scan takes the first ticket no other has (mkdir is atomic): two flushes' scans run at once,
-    # and a count read and then written let both read 0 under load (CI's stop-21 failure: the 3rd
-    # flush's scan was the one that failed)
     fake.write_text(
         "#!/bin/sh\n"
-        f'if [ "$1" = scan ]; then n=1; while ! mkdir "{tickets}/$n" 2>/dev/null; do n=$((n + 1)); done; '
-        f'if [ $n -eq {fail_at} ]; then cat > /dev/null; echo "boom" >&2; exit 3; fi; fi\n'
+        f'if [ "$1" = scan ] && {which}; then cat > /dev/null; echo "boom" >&2; exit 3; fi\n'
         f'exec "{real}" "$@"\n'
     )
     fake.chmod(0o755)
@@ -178,7 +197,7 @@ def _failing_kingfisher(tmp_path: Path, fail_at: int) -> Path:
 def test_a_scanner_failure_withholds_its_flush_and_what_follows(funes_home, reference, tmp_path, monkeypatch):
     tree, want = reference
     monkeypatch.setenv("FUNES_FLUSH_BLOCKS", FLUSH_BLOCKS)
-    monkeypatch.setenv("FUNES_KINGFISHER", str(_failing_kingfisher(tmp_path, 2)))
+    monkeypatch.setenv("FUNES_KINGFISHER", str(_failing_kingfisher(tmp_path, 2, monkeypatch)))
     rec = _Recorder(monkeypatch)
     before = set(_children())
     with pytest.raises(FunesError, match=r"kingfisher failed \(exit 3\)"):
