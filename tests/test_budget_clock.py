@@ -274,3 +274,29 @@ def test_a_flush_pending_here_comes_before_the_worker_s_batches_and_the_refreshe
     assert parts["index_last"] - base["index_last"] == pytest.approx(
         20_000 * clock.chunks_per_block * clock.per_row("index")
     )
+
+
+def test_a_new_machine_s_rule_compile_holds_every_scan_until_one_ends():
+    """Where Kingfisher never ran, the probe's scan here and the worker's first batch both waited for
+    its one rule compile (~6 s): unforeseen, a 10 s round read on until 7.8 s and ended at 10.17 s."""
+    warm, cold = _reading(Clock(0.0, 15.0, True)), _reading(Clock(0.0, 15.0, True))
+    cold.compiling(0.3)
+    compiled = 0.3 + budget.COMPILE_S
+    for clock in (warm, cold):
+        clock.begun_here("probe", 0.93, 20_000)
+    # the probe's scan ends no sooner than the compile, and then costs its flush
+    parts = cold.forecast(500, 0, now=1.1)
+    assert 1.1 + parts["read"] + parts["pending"] == pytest.approx(compiled + 20_000 * cold.per_row("flush"))
+    assert not warm.must_stop(500, 0, now=1.1) and cold.must_stop(500, 0, now=1.1)
+    # the worker's batch, sent before the compile is done, is scanned after it
+    for clock in (warm, cold):
+        clock.finished_here("probe")
+    cold.compiling(0.3)
+    for clock in (warm, cold):
+        clock.sent(2.0, 20_000)
+    w, c = warm.forecast(500, 0, now=2.1), cold.forecast(500, 0, now=2.1)
+    assert c["wait"] - w["wait"] == pytest.approx(compiled - (2.0 + budget.SCAN_FIXED_S))
+    # its answer says the rules are compiled: the clock is a warm machine's again
+    for clock in (warm, cold):
+        clock.answered(8.0)
+    assert cold.forecast(500, 0, now=8.1) == warm.forecast(500, 0, now=8.1)

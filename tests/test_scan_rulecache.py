@@ -156,6 +156,25 @@ def test_a_closed_job_stops_waiting_for_a_compile_and_starts_nothing(tmp_path, m
     assert not ran.exists()
 
 
+def test_a_run_knows_beforehand_whether_its_scans_will_wait_for_a_compile(tmp_path, monkeypatch):
+    """What a budgeted run asks first (commands/budget.py COMPILE_S): not compiled until a compile
+    of this very binary was stamped; nothing to wait for without a binary or a usable cache dir."""
+    cache = _cold(tmp_path, monkeypatch)
+    fake = tmp_path / "kingfisher"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    assert not rulecache.compiled(str(fake))
+    _, hold = rulecache.before_run(str(fake))
+    assert hold is not None and not rulecache.compiled(str(fake))  # begun, not done
+    hold.release(True)
+    assert rulecache.compiled(str(fake))
+    fake.write_text("#!/bin/sh\nexit 0\n")  # an upgraded binary compiles again
+    assert not rulecache.compiled(str(fake))
+    assert rulecache.compiled(None)
+    monkeypatch.setenv("KF_RULE_CACHE_DIR", str(cache / "missing"))
+    assert rulecache.compiled(str(fake))  # every run compiles itself: measured, not foreseen
+
+
 def test_the_cache_dir_is_private_and_does_not_follow_home(tmp_path, monkeypatch):
     monkeypatch.delenv("KF_RULE_CACHE_DIR", raising=False)
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)

@@ -83,6 +83,10 @@ REFRESHER_EXIT_S = 0.2  # the refresher child's exit, waited for (0.11-0.16 s me
 # processes did: its wall per chunk there is about 2/3 of the run's. The floor of the probe
 # refresh's CPU rate while it is the only one measured (see Clock.tail_index_rate)
 TAIL_SHARE = 2 / 3
+# a new machine's Kingfisher rule compile (scan/rulecache.py), from when the run knows it is due:
+# no scan ends before it. 6.4-7.0 CPU-s measured on one Xeon, ~6 s wall on another, ~11 s on an AMD
+# EPYC; unforeseen, the probe's scan waited for it while a 10 s round read on, and ended at 10.17 s
+COMPILE_S = 7.0
 
 
 class Clock:
@@ -115,6 +119,7 @@ class Clock:
         # finished and indexed after the stop, took a 10 s round to 11 s
         self.local: dict[object, tuple[float, int]] = {}
         self.refresher = False  # a refresher child runs: its exit is waited for at the end
+        self.compiled_by = 0.0  # no scan ends before this (`compiling`): 0 once one has
 
     def note(self, what: str, seconds: float, rows: int, fixed: float | None = None) -> None:
         """`seconds` spent on `rows`; `fixed`: of those, what did not depend on the rows (at most
@@ -157,6 +162,7 @@ class Clock:
         if not self.in_flight:
             return
         sent, blocks = self.in_flight.pop(0)
+        self.compiled_by = 0.0  # a scan ended: the rules are compiled
         began = max(sent, self.worker_free)
         fixed = SCAN_FIXED_S if sent >= self.worker_free else 0.0  # it found the worker idle
         busy = max(now - began - compiled, 0.0)
@@ -173,6 +179,12 @@ class Clock:
 
     def finished_here(self, key: object) -> None:
         self.local.pop(key, None)
+        self.compiled_by = 0.0  # its scan ended: the rules are compiled
+
+    def compiling(self, now: float) -> None:
+        """Kingfisher's rules are not compiled on this machine yet: until COMPILE_S from `now`, no
+        scan, here or in the worker, ends (each waits for the one compile)."""
+        self.compiled_by = now + COMPILE_S
 
     def _local_tail(self, now: float, then: tuple[tuple[float, float], ...] = ()) -> tuple[float, float]:
         """The in-process flushes pending, and `then` (began at, blocks) after them: (when the last
@@ -181,7 +193,8 @@ class Clock:
         may be through, its chunking is not)."""
         done, rows = now, 0.0
         for began, blocks in [*self.local.values(), *then]:
-            done = max(began + FLUSH_FIXED_S + blocks * self.per_row("flush"), done + blocks * self.per_row("finish"))
+            scanned = max(began + FLUSH_FIXED_S, self.compiled_by) + blocks * self.per_row("flush")
+            done = max(scanned, done + blocks * self.per_row("finish"))
             rows += blocks
         return done, rows
 
@@ -273,7 +286,7 @@ class Clock:
         flush = self.per_row("finish")
         # the worker, batch after batch: the ones in flight, then the last (sent once begun: its
         # parent-side start is small, counted in its finish)
-        free = self.worker_free
+        free = max(self.worker_free, self.compiled_by)
         # the flush pending here is finished before the worker's batches: as if its findings came
         # when what is left of it is a finish
         arrivals: list[tuple[float, float]] = [(local_done - local_rows * flush, local_rows)] if local_rows else []

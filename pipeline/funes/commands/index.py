@@ -248,8 +248,10 @@ class _Run:
                     pool = prepare.Pool(n)
                 pooled = pool is not None and not pool.broken
                 if owed and not pooled and self.scanner is None:
-                    from funes.scan import remote  # owed units are scanned: funes.scan is imported anyway
+                    from funes.scan import kingfisher, remote, rulecache  # owed units are scanned anyway
 
+                    if self.budgeted and not rulecache.compiled(kingfisher.binary()[0]):
+                        self.clock.compiling(time.monotonic())
                     # started now, its imports run on the other core while this one reads
                     files = sum(isinstance(s, source.FilesSource) for s, _ in owed)  # as `wanted` counts
                     self.scanner = remote.Scanner() if remote.wanted(files) else None

@@ -81,6 +81,14 @@ def _stamp(d: Path, binary: str) -> Path | None:
     return d / f".funes-compiled-{key}"
 
 
+def compiled(binary: str | None) -> bool:
+    """Whether a run of `binary` would find its rules compiled (it starts warm). True too where a
+    run has no compile to wait for that could be foreseen: no binary, or no usable cache dir."""
+    d = directory() if binary else None
+    stamp = _stamp(d, binary) if d is not None and binary else None
+    return stamp is None or str(stamp) in _warm or stamp.exists()
+
+
 class Hold:
     """The compile lock, held by the run that compiles: `release(ok)` stamps the dir when it did."""
 
