@@ -81,12 +81,23 @@ def _stamp(d: Path, binary: str) -> Path | None:
     return d / f".funes-compiled-{key}"
 
 
+def _due(binary: str) -> Path | None:
+    """The stamp `binary`'s compile would write, when one is due; None when its rules are compiled
+    (or there is no usable cache dir to compile into: each run then compiles on its own)."""
+    d = directory()
+    stamp = _stamp(d, binary) if d is not None else None
+    if stamp is None or str(stamp) in _warm:
+        return None
+    if stamp.exists():
+        _warm.add(str(stamp))
+        return None
+    return stamp
+
+
 def compiled(binary: str | None) -> bool:
     """Whether a run of `binary` would find its rules compiled (it starts warm). True too where a
     run has no compile to wait for that could be foreseen: no binary, or no usable cache dir."""
-    d = directory() if binary else None
-    stamp = _stamp(d, binary) if d is not None and binary else None
-    return stamp is None or str(stamp) in _warm or stamp.exists()
+    return binary is None or _due(binary) is None
 
 
 class Hold:
@@ -119,14 +130,11 @@ def before_run(binary: str, stop: threading.Event | None = None, limit: float = 
     """Call before starting `binary` on the cache: (seconds waited for another run's compile, and the
     lock when this run is the one to compile: release it when the run ends). Waits at most `limit`
     seconds, and not once `stop` is set: the run then goes ahead, compiling if it must, as before."""
-    d = directory()
-    stamp = _stamp(d, binary) if d is not None else None
-    if d is None or stamp is None or str(stamp) in _warm or stamp.exists():
-        if stamp is not None:
-            _warm.add(str(stamp))
+    stamp = _due(binary)
+    if stamp is None:
         return 0.0, None
     try:
-        fd = os.open(d / _LOCK, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+        fd = os.open(stamp.parent / _LOCK, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
     except OSError:
         return 0.0, None
     t0 = time.monotonic()
