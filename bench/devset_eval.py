@@ -55,14 +55,19 @@ K, DEEP = 8, 50
 METRICS = ("hit@1", "hit@3", "hit@8", "mrr", "miss@50")
 
 
-def index_corpus(corpus: Path) -> dict:
+def index_corpus(corpus: Path, kept: bool = False) -> dict:
     """The real `funes index CORPUS --yes` into $FUNES_HOME; fails unless every chunk got a vector."""
     from funes.commands import index as ix
 
     t0 = time.monotonic()
     rep = ix.index(ix.Options(path=str(corpus), yes=True))
     stats = {"chunks": rep.chunks_added, "vectors": rep.vectors_added, "index_s": round(time.monotonic() - t0, 1)}
-    if rep.chunks_added == 0 or rep.failed or rep.vectors_pending or rep.vectors_added < rep.chunks_added:
+    if (
+        (rep.chunks_added == 0 and not kept)
+        or rep.failed
+        or rep.vectors_pending
+        or rep.vectors_added < rep.chunks_added
+    ):
         raise RuntimeError(f"index incomplete: {stats}, failed {rep.failed[:3]}, pending {rep.vectors_pending}")
     return stats
 
@@ -75,8 +80,8 @@ class Asker:
         from funes.memory import Memory
 
         self.memory = Memory.resolve(None).require()
-        # recall()'s own defaults, so a one-leg request differs from `funes recall` only in its legs
-        params = inspect.signature(rc.recall).parameters
+        # recall()'s own defaults (its request's), so a one-leg request differs from `funes recall` only in its legs
+        params = inspect.signature(rc.request).parameters
         self._defaults = [params[n].default for n in ("candidates", "half_life", "recency_floor", "neighbors")]
         self.windows = None  # a devset_windows.WindowLeg when --windows asked for one
         self.contexts = None  # a devset_contexts.ContextLegs when --contexts asked for one
@@ -105,6 +110,8 @@ class Asker:
             return cached(self.memory).run(dataclasses.replace(req, distinct=False)).hits
         if config == SCAFFOLD:  # BM25 alone, without the question's framing words
             return cached(self.memory).run(dataclasses.replace(req, legs=("bm25",), scaffold=False)).hits
+        if config.startswith("hybrid ") and "=" in config:  # `hybrid tool=P pool=N`: recall's request, changed
+            return cached(self.memory).run(dataclasses.replace(req, **request_changes(config))).hits
         if config.startswith("hybrid "):  # `hybrid SPEC`: both legs under another fusion
             return cached(self.memory).run(dataclasses.replace(req, fusion=config.split(" ", 1)[1])).hits
         return cached(self.memory).run(dataclasses.replace(req, legs=(config,))).hits
@@ -114,6 +121,19 @@ class Asker:
             if is_hit(q, h.session_id, h.text):
                 return i
         return None
+
+
+FIELDS = {"tool": ("tool_prior", float), "pool": ("candidates", int), "fusion": ("fusion", str)}
+
+
+def request_changes(config: str) -> dict:
+    """`hybrid tool=0.8 pool=50` -> {tool_prior: 0.8, candidates: 50} (RecallRequest fields)."""
+    out = {}
+    for pair in config.split()[1:]:
+        key, _, value = pair.partition("=")
+        field, kind = FIELDS[key]
+        out[field] = kind(value)
+    return out
 
 
 def grade(questions, asker: Asker, oracle: bool = False, configs=CONFIGS) -> dict[str, dict[str, dict]]:
@@ -162,11 +182,30 @@ def metrics(ranks: list[dict]) -> dict[str, float]:
     }
 
 
-def groups(questions) -> dict[str, list[str]]:
-    """Reported slices: all, all but multilingual, each kind, long sessions and the rest."""
+def evidence_kinds(memory, questions) -> dict[str, str]:
+    """Question id -> "prose" or "tool blocks": the block type of the stored chunk holding its evidence."""
+    rows = memory.chunks.sessions_rows(sorted({q.session_id for q in questions}), ["session_id", "text", "block_type"])
+    by_session: dict[str, list[dict]] = defaultdict(list)
+    for r in rows.to_pylist():
+        by_session[r["session_id"]].append(r)
+    out = {}
+    for q in questions:
+        kinds = {r["block_type"] for r in by_session[q.session_id] if is_hit(q, r["session_id"], r["text"])}
+        out[q.id] = "tool blocks" if kinds and kinds <= {"tool_use", "tool_result"} else "prose"
+    return out
+
+
+def groups(questions, evidence: dict[str, str] | None = None) -> dict[str, list[str]]:
+    """Reported slices: all, all but multilingual, each kind, long sessions and the rest, and the
+    fixed halves A / B a parameter is chosen on and reported on (crc32 of the id, as the dumps)."""
+    import zlib
+
     out: dict[str, list[str]] = defaultdict(list)
     for q in questions:
         out["all"].append(q.id)
+        out["half " + "AB"[zlib.crc32(q.id.encode()) & 1]].append(q.id)
+        if evidence:
+            out[f"evidence in {evidence[q.id]}"].append(q.id)
         out[f"kind={q.kind}"].append(q.id)
         out["long sessions" if q.long_session else "other sessions"].append(q.id)
         if q.kind != "multilingual":  # the slice closest to an English-only question set
@@ -187,14 +226,14 @@ def best_leg(graded) -> dict[str, dict]:
     }
 
 
-def table(questions, graded, configs=CONFIGS) -> tuple[str, dict]:
+def table(questions, graded, configs=CONFIGS, evidence=None) -> tuple[str, dict]:
     lines = [
         "| slice | n | config | hit@1 | hit@3 | hit@8 | MRR | not in top 50 |",
         "|---|---|---|---|---|---|---|---|",
     ]
     summary: dict[str, dict] = {}
     graded = {**graded, BEST: best_leg(graded)}
-    for name, ids in groups(questions).items():
+    for name, ids in groups(questions, evidence).items():
         for config in (*configs, BEST):
             m = metrics([graded[config][i] for i in ids])
             summary.setdefault(name, {})[config] = m
@@ -211,6 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache", type=Path, default=CACHE, help="text -> vector cache (created when missing)")
     ap.add_argument("--seed-cache", type=Path, metavar="HOME", help="fill the cache from HOME/memory first")
     ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--home", type=Path, help="keep the memory in this FUNES_HOME (default: a throwaway one)")
     ap.add_argument("--oracle", action="store_true", help="ask each evidence snippet itself (a check of the grader)")
     ap.add_argument("--fusions", help="comma list of fusion specs, one more hybrid config each (e.g. rrf,convex:0.7)")
     ap.add_argument("--scaffold", action="store_true", help="also run BM25 without the questions' framing words")
@@ -225,9 +265,14 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="the vector leg of the text alone (before) beside the shipped one",
     )
+    ap.add_argument(
+        "--variants",
+        help="comma list of request changes, one more hybrid config each (e.g. 'tool=0.9,tool=0.8 pool=50')",
+    )
     ap.add_argument("--dump", type=Path, help="write both legs per question (bench/fusion_dump.py) to this file")
     args = ap.parse_args(argv)
     configs = (*CONFIGS, *(f"hybrid {f}" for f in args.fusions.split(","))) if args.fusions else CONFIGS
+    configs = (*configs, *(f"hybrid {v}" for v in args.variants.split(","))) if args.variants else configs
     configs = (*configs, ALL_COPIES) if args.all_copies else configs
     configs = (*configs, SCAFFOLD) if args.scaffold else configs
     configs = (*configs, *devset_windows.CONFIGS) if args.windows else configs
@@ -242,11 +287,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"devset: {e}", file=sys.stderr)
         return 1
     with tempfile.TemporaryDirectory(prefix="funes-devset-") as tmp:
-        os.environ["FUNES_HOME"] = tmp
+        os.environ["FUNES_HOME"] = str(args.home or tmp)
         memo = devset_cache.install(args.cache)
         if args.seed_cache:
             print(f"seeded {devset_cache.seed_from_memory(memo, args.seed_cache / 'memory')} vectors", file=sys.stderr)
-        stats = index_corpus(args.corpus)
+        stats = index_corpus(args.corpus, kept=bool(args.home and (args.home / "memory").exists()))
         memo.save()
         print(f"indexed {stats}; embedder {memo.describe()}", file=sys.stderr)
         asker = Asker()
@@ -262,10 +307,11 @@ def main(argv: list[str] | None = None) -> int:
             memo.save()
             stats["contexts"] = asker.contexts.stats
             print(f"contexts {asker.contexts.stats}; embedder {memo.describe()}", file=sys.stderr)
+        evidence = evidence_kinds(asker.memory, questions)
         graded = grade(questions, asker, args.oracle, configs)
         if args.dump:  # what the fusion sees per question, for bench/fusion_tune.py
             dump_legs(questions, asker, args.dump)
-    text, summary = table(questions, graded, configs)
+    text, summary = table(questions, graded, configs, evidence)
     print(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     report = {
@@ -276,6 +322,7 @@ def main(argv: list[str] | None = None) -> int:
         "deep": DEEP,
         "summary": summary,
         "ranks": graded,
+        "evidence": evidence,
     }
     args.out.write_text(json.dumps(report, indent=1))
     return 0

@@ -150,6 +150,21 @@ def test_the_recall_command_validates_and_spells_facets(funes_home):
         request("deploy", 0, 30, 0.0, 0.98, 1, None, None)
 
 
+def test_the_tool_prior_is_validated_and_the_cli_default_is_the_library_s(funes_home):
+    from funes import cli
+    from funes.commands.recall import request
+    from funes.errors import UsageError
+    from funes.retrieval.rerank import TOOL_PRIOR
+
+    args = (8, 30, 0.0, 0.98, 1, None, None)
+    assert request("deploy", *args).tool_prior == TOOL_PRIOR
+    assert request("deploy", *args, 1.0).tool_prior == 1.0
+    for bad in (0.0, -1.0, 1.5, math.nan):
+        with pytest.raises(UsageError, match="--tool-prior"):
+            request("deploy", *args, bad)
+    assert cli.build_parser().parse_args(["recall", "x"]).tool_prior == TOOL_PRIOR
+
+
 def test_reranker_orders_the_pool_and_recency_breaks_near_ties(funes_home):
     old, new = "2025-01-01T00:00:00Z", "2026-06-01T00:00:00Z"
     rows = [
@@ -167,6 +182,34 @@ def test_reranker_orders_the_pool_and_recency_breaks_near_ties(funes_home):
     assert flat.hits[0].score == pytest.approx(flat.hits[1].score)
     pure = r.recall("kafka consumer lag fix", neighbors=0, recency_floor=0.0, half_life=1, now=now)
     assert pure.hits[-1].turn_uuid == "t0"  # the original's pure decay buries the old right answer
+
+
+def test_tool_blocks_weigh_the_tool_prior_against_prose(funes_home):
+    said = "pgbouncer pool size raised to 40 after the load test showed queued clients"
+    rows = session("s", ["pgbouncer pool size 40", said, "pgbouncer restarted after the config reload, nothing else"])
+    rows[0]["block_type"], rows[0]["role"] = "tool_result", "user"
+    r = _retriever(memory_with(rows))
+
+    def ask(prior):
+        hits = r.recall("pgbouncer pool size", k=2, neighbors=0, half_life=0, distinct=False, tool_prior=prior).hits
+        return {h.block_type: h for h in hits}
+
+    even, lean = ask(1.0), ask(0.5)
+    assert set(even) == set(lean) == {"tool_result", "text"}
+    assert even["tool_result"].score > even["text"].score  # the tool output is first on relevance alone
+    assert lean["tool_result"].score == pytest.approx(0.5 * even["tool_result"].score)
+    assert lean["tool_result"].relevance == pytest.approx(even["tool_result"].relevance)  # the prior is not relevance
+    assert lean["text"].score == pytest.approx(even["text"].score)
+    assert next(h.block_type for h in r.recall("pgbouncer pool size", k=2, half_life=0, tool_prior=0.5).hits) == "text"
+
+
+def test_the_kind_prior_names_only_tool_blocks():
+    from funes.retrieval.rerank import kind_prior
+
+    kinds = ["text", "tool_use", "thinking", "tool_result"]
+    assert kind_prior(np.array([0, 1, 2, 3, 1]), kinds, 0.5).tolist() == [1, 0.5, 1, 0.5, 0.5]
+    assert kind_prior(np.array([0, 1]), kinds, 1.0).tolist() == [1, 1]
+    assert kind_prior(np.array([], dtype=np.uint16), kinds, 0.5).tolist() == []
 
 
 def test_neighbours_come_from_other_turns_within_the_window(funes_home):

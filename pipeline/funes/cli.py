@@ -93,6 +93,7 @@ def cmd_recall(args) -> int:
         candidates=args.candidates,
         half_life=args.half_life,
         recency_floor=args.recency_floor,
+        tool_prior=args.tool_prior,
         neighbors=args.neighbors,
         block_type=args.type,
         harness=args.harness,
@@ -378,6 +379,13 @@ def _add_recall(sub) -> None:
         default=0.98,
         metavar="F",
         help="share of its score the oldest hit keeps (default 0.98; 0 = the original's pure decay)",
+    )
+    rc.add_argument(
+        "--tool-prior",
+        type=float,
+        default=0.4,
+        metavar="P",
+        help="weight of tool calls and tool output against prose of equal relevance (default 0.4; 1 = none)",
     )
     rc.add_argument("--neighbors", type=int, default=1, metavar="W", help="attach chunks within W seqs (default 1)")
     rc.add_argument("--type", choices=vocab.BLOCK_TYPES, help="only this block type")

@@ -18,20 +18,10 @@ from funes.retrieval.retriever import RecallRequest, Retriever
 WAIT_S = float(os.environ.get("FUNES_RECALL_WAIT", "10"))
 
 
-def recall(
-    query: str,
-    *,
-    memory: str | None = None,
-    k: int = 8,
-    candidates: int = 30,
-    half_life: float = rerank.HALF_LIFE_DAYS,
-    recency_floor: float = rerank.RECENCY_FLOOR,
-    neighbors: int = 1,
-    block_type: str | None = None,
-    harness: str | None = None,
-    progress=None,
-) -> RecallResult:
-    req = request(query, k, candidates, half_life, recency_floor, neighbors, block_type, harness)
+def recall(query: str, *, memory: str | None = None, progress=None, **options) -> RecallResult:
+    """Recall from one or several memories; `options` are `request`'s keywords (k, candidates,
+    half_life, recency_floor, neighbors, block_type, harness, tool_prior), validated there."""
+    req = request(query, **options)
     specs = memory_list(memory)
 
     def work(r: Retriever) -> RecallResult:
@@ -55,7 +45,7 @@ def recall(
             notes.append(f"{e.message.split(' — ')[0]} — recalling from the other memories")
     if not results:
         raise MemoryOffline(f"none of {memory} can be read offline", "connect once so funes can fetch them")
-    merged = multi.merge(results, k)
+    merged = multi.merge(results, req.k)
     merged.note = "\n".join(filter(None, [*notes, merged.note])) or None
     return merged
 
@@ -83,13 +73,14 @@ def _degraded(mem: Memory, req: RecallRequest, why: str) -> tuple[RecallRequest,
 
 def request(
     query: str,
-    k: int,
-    candidates: int,
-    half_life: float,
-    recency_floor: float,
-    neighbors: int,
-    block_type: str | None,
-    harness: str | None,
+    k: int = 8,
+    candidates: int = 30,
+    half_life: float = rerank.HALF_LIFE_DAYS,
+    recency_floor: float = rerank.RECENCY_FLOOR,
+    neighbors: int = 1,
+    block_type: str | None = None,
+    harness: str | None = None,
+    tool_prior: float = rerank.TOOL_PRIOR,
 ) -> RecallRequest:
     """The validated request; every refusal of a bad recall argument is worded here."""
     query = " ".join((query or "").split())
@@ -101,6 +92,8 @@ def request(
         raise UsageError("--half-life must be a number of days (got nan)")
     if not math.isfinite(recency_floor) or not 0 <= recency_floor <= 1:
         raise UsageError(f"--recency-floor must be between 0 and 1 (got {recency_floor})")
+    if not math.isfinite(tool_prior) or not 0 < tool_prior <= 1:
+        raise UsageError(f"--tool-prior must be above 0 and at most 1 (got {tool_prior})")
     for flag, value in (("--harness", harness), ("--type", block_type)):
         if value is not None and not value.strip():
             raise UsageError(f"{flag} needs a value (leave the flag out for no filter)")
@@ -113,4 +106,5 @@ def request(
         neighbors=neighbors,
         block_type=vocab.parse_block_type(block_type),
         harness=vocab.parse_harness(harness),
+        tool_prior=tool_prior,
     )

@@ -63,6 +63,7 @@ class RecallRequest:
     candidates: int = 30
     half_life: float = rerank.HALF_LIFE_DAYS
     recency_floor: float = rerank.RECENCY_FLOOR
+    tool_prior: float = rerank.TOOL_PRIOR  # tool blocks' weight against prose (rerank.kind_prior)
     neighbors: int = 1
     block_type: str | None = None  # a vocab.BLOCK_TYPES value
     harness: str | None = None  # a stored facet (vocab.parse_harness)
@@ -189,7 +190,8 @@ class Retriever:
         else:
             rel = np.array([f.normalised for f in fused])
         rec = rerank.recency(np.asarray(ix.facets.ts)[rows], req.half_life, req.recency_floor, req.now)
-        score = rel * rec
+        prior = rerank.kind_prior(np.asarray(ix.facets.block_type)[rows], ix.facets.block_types, req.tool_prior)
+        score = rel * rec * prior
         order = sorted(range(len(fused)), key=lambda i: (-score[i], i))  # ties keep fused order
         clock.lap("recency")
         if table is None:
