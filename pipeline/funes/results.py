@@ -32,7 +32,7 @@ class Hit:
     seq: int
     harness: str
     role: str
-    score: float  # relevance x recency, what the header prints
+    score: float  # relevance x recency x the kind prior (rerank.kind_prior), what the header prints
     relevance: float = 0.0  # sigmoid(cross-encoder logit), or the normalised fused score
     recency: float = 1.0
     ranks: dict[str, int] = field(default_factory=dict)  # leg -> rank ("vector", "bm25")

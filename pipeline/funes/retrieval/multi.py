@@ -1,6 +1,6 @@
 """One ranking over several memories' recalls (`--memory local,acme/mem`): by score, one hit per chunk id.
 
-Each memory's recall already scores its hits as relevance x recency on the same scale (the same
+Each memory's recall already scores its hits as relevance x recency x kind prior on the same scale (the same
 cross-encoder, or the normalised fused rank when there is none), so the answers merge by score.
 A chunk published from this host is in both memories under the same id: the first memory named
 keeps it (local first means a turn is read where it is freshest). Every hit keeps the label of the

@@ -1,4 +1,5 @@
-"""Final scores: cross-encoder relevance of the fused pool (or fused order without one), times recency.
+"""Final scores: cross-encoder relevance of the fused pool (or fused order without one), times recency,
+times a prior by block type (`kind_prior`).
 
 Relevance is `sigmoid(logit)` of the cross-encoder on (query, passage) with the passage cut to
 RERANK_CHARS; without a reranker it is the fused score on [0, 1] (retrieval/hybrid.py).
@@ -26,7 +27,7 @@ RECENCY_FLOOR = 0.98
 # tool calls and tool output weigh this much against prose (text, thinking) of equal relevance: they
 # are ~77% of a coding memory's chunks and crowd out the prose that holds the decisions and reasons
 # users ask about. Chosen on half A of the dev set (hit@1 + hit@8; 1.0 to 0.3 tried), it lifts
-# passage hit@8 55.6 -> 63.6 and keeps every tool-output passage's hit@8 but one that was at rank 8
+# passage hit@8 55.6 -> 63.6; tool-output passages keep their hit@8 and lose rank within the 8
 # (bench/README.md "A prior for prose"); the public suites hold prose only. 1.0 turns it off.
 TOOL_PRIOR = 0.4
 TOOL_TYPES = ("tool_use", "tool_result")

@@ -2,7 +2,7 @@
 
 The recall pipeline (upstream-spec 5.2, with the changes of ARCHITECTURE.md 7):
 query -> [embed -> faiss] ∥ [tokenise -> BM25] -> fusion (`hybrid`, convex by default) -> fetch the pool's rows ->
-cross-encoder (or fused order) x recency -> top k -> neighbours. The vector leg runs only over rows
+cross-encoder (or fused order) x recency x kind prior (tool blocks weigh less than prose) -> top k -> neighbours. The vector leg runs only over rows
 that have vectors and is skipped outright when none do (the embedder is then never loaded), so a
 memory answers lexically seconds after its first index, and hybrid as vectors backfill.
 
@@ -177,7 +177,7 @@ class Retriever:
         return found
 
     def _score(self, ix, req: RecallRequest, fused, clock, result: RecallResult) -> list[Hit]:
-        """Best k of the pool by relevance x recency; only the rows needed are read from the table."""
+        """Best k of the pool by relevance x recency x kind prior; only the rows needed are read from the table."""
         rows = np.array([f.row for f in fused], dtype=np.int64)
         model = self.reranker()
         table = None
