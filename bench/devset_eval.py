@@ -123,7 +123,12 @@ class Asker:
         return None
 
 
-FIELDS = {"tool": ("tool_prior", float), "pool": ("candidates", int), "fusion": ("fusion", str)}
+FIELDS = {
+    "tool": ("tool_prior", float),
+    "pool": ("candidates", int),
+    "fusion": ("fusion", str),
+    "cues": ("output_cues", lambda v: v == "1"),
+}
 
 
 def request_changes(config: str) -> dict:

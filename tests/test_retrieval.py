@@ -203,6 +203,22 @@ def test_tool_blocks_weigh_the_tool_prior_against_prose(funes_home):
     assert next(h.block_type for h in r.recall("pgbouncer pool size", k=2, half_life=0, tool_prior=0.5).hits) == "text"
 
 
+def test_a_question_that_names_tool_output_weighs_tool_blocks_as_prose(funes_home):
+    from funes.memory.tokenize import asks_for_output
+
+    assert asks_for_output("What error did pytest print?") and asks_for_output("what did the LOG say")
+    assert not asks_for_output("why did we drop the erroneous parser") and not asks_for_output("how do logins work")
+    said = "the pgbouncer timeout error went away after the pool size was raised to 40 for the workers"
+    rows = session("s", ["pgbouncer timeout error: pool size 40", said, "pgbouncer restarted, nothing else"])
+    rows[0]["block_type"], rows[0]["role"] = "tool_result", "user"
+    r = _retriever(memory_with(rows))
+    ask = dict(k=1, neighbors=0, half_life=0, tool_prior=0.2)
+    assert r.recall("pgbouncer timeout pool size", **ask).hits[0].block_type == "text"
+    named = r.recall("pgbouncer timeout error pool size", **ask).hits[0]
+    assert named.block_type == "tool_result" and named.score == pytest.approx(named.relevance)
+    assert r.recall("pgbouncer timeout error pool size", output_cues=False, **ask).hits[0].block_type == "text"
+
+
 def test_the_kind_prior_names_only_tool_blocks():
     from funes.retrieval.rerank import kind_prior
 

@@ -385,7 +385,8 @@ def _add_recall(sub) -> None:
         type=float,
         default=0.4,
         metavar="P",
-        help="weight of tool calls and tool output against prose of equal relevance (default 0.4; 1 = none)",
+        help="weight of tool calls and tool output against prose of equal relevance, unless the query names output "
+        "(an error, a log; default 0.4; 1 = none)",
     )
     rc.add_argument("--neighbors", type=int, default=1, metavar="W", help="attach chunks within W seqs (default 1)")
     rc.add_argument("--type", choices=vocab.BLOCK_TYPES, help="only this block type")

@@ -28,7 +28,8 @@ RECENCY_FLOOR = 0.98
 # are ~77% of a coding memory's chunks and crowd out the prose that holds the decisions and reasons
 # users ask about. Chosen on half A of the dev set (hit@1 + hit@8; 1.0 to 0.3 tried), it lifts
 # passage hit@8 55.6 -> 63.6; tool-output passages keep their hit@8 and lose rank within the 8
-# (bench/README.md "A prior for prose"); the public suites hold prose only. 1.0 turns it off.
+# (bench/README.md "A prior for prose"); the public suites hold prose only. 1.0 turns it off, and a
+# question that names tool output gets 1.0 (RecallRequest.output_cues, tokenize.asks_for_output).
 TOOL_PRIOR = 0.4
 TOOL_TYPES = ("tool_use", "tool_result")
 

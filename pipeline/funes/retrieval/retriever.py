@@ -23,7 +23,7 @@ from funes import models, paths
 from funes.errors import FunesError, MemoryIncompatible
 from funes.memory import Memory, indexes
 from funes.memory.remote import RemoteMemory
-from funes.memory.tokenize import lexical_terms, query_terms
+from funes.memory.tokenize import asks_for_output, lexical_terms, query_terms
 from funes.results import GetResult, Hit, RecallResult
 from funes.retrieval import context, distinct, hybrid, rerank
 
@@ -64,6 +64,7 @@ class RecallRequest:
     half_life: float = rerank.HALF_LIFE_DAYS
     recency_floor: float = rerank.RECENCY_FLOOR
     tool_prior: float = rerank.TOOL_PRIOR  # tool blocks' weight against prose (rerank.kind_prior)
+    output_cues: bool = True  # a question that names tool output (tokenize.asks_for_output) drops the prior
     neighbors: int = 1
     block_type: str | None = None  # a vocab.BLOCK_TYPES value
     harness: str | None = None  # a stored facet (vocab.parse_harness)
@@ -190,7 +191,8 @@ class Retriever:
         else:
             rel = np.array([f.normalised for f in fused])
         rec = rerank.recency(np.asarray(ix.facets.ts)[rows], req.half_life, req.recency_floor, req.now)
-        prior = rerank.kind_prior(np.asarray(ix.facets.block_type)[rows], ix.facets.block_types, req.tool_prior)
+        tool_prior = 1.0 if req.output_cues and asks_for_output(req.query) else req.tool_prior
+        prior = rerank.kind_prior(np.asarray(ix.facets.block_type)[rows], ix.facets.block_types, tool_prior)
         score = rel * rec * prior
         order = sorted(range(len(fused)), key=lambda i: (-score[i], i))  # ties keep fused order
         clock.lap("recency")
