@@ -125,6 +125,7 @@ class Asker:
 
 FIELDS = {
     "tool": ("tool_prior", float),
+    "thinking": ("thinking_prior", float),
     "pool": ("candidates", int),
     "fusion": ("fusion", str),
     "cues": ("output_cues", lambda v: v == "1"),

@@ -150,11 +150,11 @@ def test_the_recall_command_validates_and_spells_facets(funes_home):
         request("deploy", 0, 30, 0.0, 0.98, 1, None, None)
 
 
-def test_the_tool_prior_is_validated_and_the_cli_default_is_the_library_s(funes_home):
+def test_the_priors_are_validated_and_the_cli_defaults_are_the_library_s(funes_home):
     from funes import cli
     from funes.commands.recall import request
     from funes.errors import UsageError
-    from funes.retrieval.rerank import TOOL_PRIOR
+    from funes.retrieval.rerank import THINKING_PRIOR, TOOL_PRIOR
 
     args = (8, 30, 0.0, 0.98, 1, None, None)
     assert request("deploy", *args).tool_prior == TOOL_PRIOR
@@ -162,7 +162,10 @@ def test_the_tool_prior_is_validated_and_the_cli_default_is_the_library_s(funes_
     for bad in (0.0, -1.0, 1.5, math.nan):
         with pytest.raises(UsageError, match="--tool-prior"):
             request("deploy", *args, bad)
-    assert cli.build_parser().parse_args(["recall", "x"]).tool_prior == TOOL_PRIOR
+        with pytest.raises(UsageError, match="--thinking-prior"):
+            request("deploy", *args, 0.5, bad)
+    parsed = cli.build_parser().parse_args(["recall", "x"])
+    assert (parsed.tool_prior, parsed.thinking_prior) == (TOOL_PRIOR, THINKING_PRIOR)
 
 
 def test_reranker_orders_the_pool_and_recency_breaks_near_ties(funes_home):
@@ -203,6 +206,16 @@ def test_tool_blocks_weigh_the_tool_prior_against_prose(funes_home):
     assert next(h.block_type for h in r.recall("pgbouncer pool size", k=2, half_life=0, tool_prior=0.5).hits) == "text"
 
 
+def test_thinking_weighs_the_thinking_prior_and_the_output_cues_leave_it(funes_home):
+    rows = session("s", ["the retry budget error: use jitter", "use jitter for the retry budget", "unrelated"])
+    rows[0]["block_type"], rows[0]["role"] = "thinking", "assistant"
+    r = _retriever(memory_with(rows))
+    for query in ("retry budget jitter", "retry budget jitter error"):  # the second names output
+        hits = {h.block_type: h for h in r.recall(query, k=2, neighbors=0, half_life=0, thinking_prior=0.5).hits}
+        assert hits["thinking"].score == pytest.approx(0.5 * hits["thinking"].relevance)
+        assert hits["text"].score == pytest.approx(hits["text"].relevance)
+
+
 def test_a_question_that_names_tool_output_weighs_tool_blocks_as_prose(funes_home):
     from funes.memory.tokenize import asks_for_output
 
@@ -219,13 +232,14 @@ def test_a_question_that_names_tool_output_weighs_tool_blocks_as_prose(funes_hom
     assert r.recall("pgbouncer timeout error pool size", output_cues=False, **ask).hits[0].block_type == "text"
 
 
-def test_the_kind_prior_names_only_tool_blocks():
+def test_the_kind_prior_weighs_tool_blocks_and_thinking_and_leaves_text():
     from funes.retrieval.rerank import kind_prior
 
     kinds = ["text", "tool_use", "thinking", "tool_result"]
-    assert kind_prior(np.array([0, 1, 2, 3, 1]), kinds, 0.5).tolist() == [1, 0.5, 1, 0.5, 0.5]
-    assert kind_prior(np.array([0, 1]), kinds, 1.0).tolist() == [1, 1]
-    assert kind_prior(np.array([], dtype=np.uint16), kinds, 0.5).tolist() == []
+    assert kind_prior(np.array([0, 1, 2, 3, 1]), kinds, 0.5, 0.8).tolist() == [1, 0.5, 0.8, 0.5, 0.5]
+    assert kind_prior(np.array([0, 1, 2]), kinds, 1.0, 1.0).tolist() == [1, 1, 1]
+    assert kind_prior(np.array([0, 2]), ["text", "tool_use", "thinking"], 0.5, 1.0).tolist() == [1, 1]
+    assert kind_prior(np.array([], dtype=np.uint16), kinds, 0.5, 0.8).tolist() == []
 
 
 def test_neighbours_come_from_other_turns_within_the_window(funes_home):

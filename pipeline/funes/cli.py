@@ -94,6 +94,7 @@ def cmd_recall(args) -> int:
         half_life=args.half_life,
         recency_floor=args.recency_floor,
         tool_prior=args.tool_prior,
+        thinking_prior=args.thinking_prior,
         neighbors=args.neighbors,
         block_type=args.type,
         harness=args.harness,
@@ -387,6 +388,13 @@ def _add_recall(sub) -> None:
         metavar="P",
         help="weight of tool calls and tool output against prose of equal relevance, unless the query names output "
         "(an error, a log; default 0.4; 1 = none)",
+    )
+    rc.add_argument(
+        "--thinking-prior",
+        type=float,
+        default=0.9,
+        metavar="P",
+        help="weight of thinking blocks against text of equal relevance (default 0.9; 1 = none)",
     )
     rc.add_argument("--neighbors", type=int, default=1, metavar="W", help="attach chunks within W seqs (default 1)")
     rc.add_argument("--type", choices=vocab.BLOCK_TYPES, help="only this block type")

@@ -20,7 +20,7 @@ WAIT_S = float(os.environ.get("FUNES_RECALL_WAIT", "10"))
 
 def recall(query: str, *, memory: str | None = None, progress=None, **options) -> RecallResult:
     """Recall from one or several memories; `options` are `request`'s keywords (k, candidates,
-    half_life, recency_floor, neighbors, block_type, harness, tool_prior), validated there."""
+    half_life, recency_floor, neighbors, block_type, harness, tool_prior, thinking_prior), validated there."""
     req = request(query, **options)
     specs = memory_list(memory)
 
@@ -81,6 +81,7 @@ def request(
     block_type: str | None = None,
     harness: str | None = None,
     tool_prior: float = rerank.TOOL_PRIOR,
+    thinking_prior: float = rerank.THINKING_PRIOR,
 ) -> RecallRequest:
     """The validated request; every refusal of a bad recall argument is worded here."""
     query = " ".join((query or "").split())
@@ -92,8 +93,9 @@ def request(
         raise UsageError("--half-life must be a number of days (got nan)")
     if not math.isfinite(recency_floor) or not 0 <= recency_floor <= 1:
         raise UsageError(f"--recency-floor must be between 0 and 1 (got {recency_floor})")
-    if not math.isfinite(tool_prior) or not 0 < tool_prior <= 1:
-        raise UsageError(f"--tool-prior must be above 0 and at most 1 (got {tool_prior})")
+    for flag, prior in (("--tool-prior", tool_prior), ("--thinking-prior", thinking_prior)):
+        if not math.isfinite(prior) or not 0 < prior <= 1:
+            raise UsageError(f"{flag} must be above 0 and at most 1 (got {prior})")
     for flag, value in (("--harness", harness), ("--type", block_type)):
         if value is not None and not value.strip():
             raise UsageError(f"{flag} needs a value (leave the flag out for no filter)")
@@ -107,4 +109,5 @@ def request(
         block_type=vocab.parse_block_type(block_type),
         harness=vocab.parse_harness(harness),
         tool_prior=tool_prior,
+        thinking_prior=thinking_prior,
     )

@@ -31,6 +31,10 @@ RECENCY_FLOOR = 0.98
 # (bench/README.md "A prior for prose"); the public suites hold prose only. 1.0 turns it off, and a
 # question that names tool output gets 1.0 (RecallRequest.output_cues, tokenize.asks_for_output).
 TOOL_PRIOR = 0.4
+# thinking restates the question and plans the answer that the text after it states: a little less
+# than text, so the conclusion comes first (same rule, 1.0 to 0.4 tried, after the tool prior: hit@1
+# 29.8 -> 32.5, both halves up, the thinking passages too)
+THINKING_PRIOR = 0.9
 TOOL_TYPES = ("tool_use", "tool_result")
 
 
@@ -69,10 +73,14 @@ def recency(
     return out
 
 
-def kind_prior(codes: np.ndarray, block_types: list[str], tool_prior: float = TOOL_PRIOR) -> np.ndarray:
-    """Multiplier per row by block type: `tool_prior` for tool calls and output, 1.0 for the rest."""
+def kind_prior(
+    codes: np.ndarray, block_types: list[str], tool_prior: float = TOOL_PRIOR, thinking_prior: float = THINKING_PRIOR
+) -> np.ndarray:
+    """Multiplier per row by block type: `tool_prior` for tool calls and output, `thinking_prior` for
+    thinking, 1.0 for text."""
     codes = np.asarray(codes)
-    if tool_prior == 1.0 or not len(codes):
-        return np.ones(len(codes))
-    tools = [i for i, name in enumerate(block_types) if name in TOOL_TYPES]
-    return np.where(np.isin(codes, tools), float(tool_prior), 1.0)
+    out = np.ones(len(codes))
+    for names, weight in ((TOOL_TYPES, tool_prior), (("thinking",), thinking_prior)):
+        if weight != 1.0 and len(codes):
+            out[np.isin(codes, [i for i, name in enumerate(block_types) if name in names])] = float(weight)
+    return out

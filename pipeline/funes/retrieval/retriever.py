@@ -64,6 +64,7 @@ class RecallRequest:
     half_life: float = rerank.HALF_LIFE_DAYS
     recency_floor: float = rerank.RECENCY_FLOOR
     tool_prior: float = rerank.TOOL_PRIOR  # tool blocks' weight against prose (rerank.kind_prior)
+    thinking_prior: float = rerank.THINKING_PRIOR  # thinking's weight against text
     output_cues: bool = True  # a question that names tool output (tokenize.asks_for_output) drops the prior
     neighbors: int = 1
     block_type: str | None = None  # a vocab.BLOCK_TYPES value
@@ -192,7 +193,8 @@ class Retriever:
             rel = np.array([f.normalised for f in fused])
         rec = rerank.recency(np.asarray(ix.facets.ts)[rows], req.half_life, req.recency_floor, req.now)
         tool_prior = 1.0 if req.output_cues and asks_for_output(req.query) else req.tool_prior
-        prior = rerank.kind_prior(np.asarray(ix.facets.block_type)[rows], ix.facets.block_types, tool_prior)
+        kinds = np.asarray(ix.facets.block_type)[rows]
+        prior = rerank.kind_prior(kinds, ix.facets.block_types, tool_prior, req.thinking_prior)
         score = rel * rec * prior
         order = sorted(range(len(fused)), key=lambda i: (-score[i], i))  # ties keep fused order
         clock.lap("recency")
