@@ -48,7 +48,8 @@ RECALL_DOC = (
     "research subagent, already investigated) before re-deriving it; and recall before asserting the history "
     "of anything (never built, dropped, out of scope, never discussed) — a confident claim about a past "
     "decision is the cue. Prose ranks ahead of tool output of equal relevance unless the query names "
-    "output (an error, a log, a traceback); for tool output alone pass `block_type` `tool_result`. Pass `memory` to read another memory (a path or a shared one)."
+    "output (an error, a log, a traceback); for tool output alone pass `block_type` `tool_result`. "
+    "Pass `memory` to read another memory (a path or a shared one)."
 )
 GET_DOC = (
     "Drill into a recall hit: the named turn plus the turns within `window` of it, reassembled in order. "

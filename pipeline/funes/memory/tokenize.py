@@ -199,8 +199,8 @@ def lexical_terms(text: str) -> list[str]:
 
 # Nouns and verbs that ask for what a tool printed rather than what was said: a question naming one
 # of them ("what error …", "what did the log say …") is about tool output, so recall weighs tool
-# blocks as prose (retrieval/rerank.kind_prior). Fixed before it was measured (bench/README.md
-# "A prior for prose"); whole lowercase words of the question.
+# blocks as prose (retrieval/rerank.kind_prior). Written down once, then measured (bench/README.md
+# "A prior for prose" says what it was chosen from); whole lowercase words of the question.
 OUTPUT_CUES = frozenset(
     [
         "error",
