@@ -157,8 +157,6 @@ def grade(questions, asker: Asker, oracle: bool = False, configs=CONFIGS) -> dic
 
 
 def dump_legs(questions, asker: Asker, path: Path) -> None:
-    import zlib
-
     import fusion_dump
     from funes.retrieval.retriever import cached
 
@@ -167,7 +165,7 @@ def dump_legs(questions, asker: Asker, path: Path) -> None:
         for q in questions:
             legs, rows = fusion_dump.legs_of(r, q.question, DEEP)
             recs = fusion_dump.row_records(r, rows)
-            half = "AB"[zlib.crc32(q.id.encode()) & 1]  # the same fixed halves as bench/quality.py
+            half = fusion_dump.half(q.id)  # the same fixed halves as bench/quality.py
             grade = lambda rec, q=q: is_hit(q, rec["session_id"], rec["text"])  # noqa: E731
             f.write(fusion_dump.line("devset", q.id, half, q.question, legs, rows, recs, grade) + "\n")
 
@@ -203,13 +201,13 @@ def evidence_kinds(memory, questions) -> dict[str, str]:
 
 def groups(questions, evidence: dict[str, str] | None = None) -> dict[str, list[str]]:
     """Reported slices: all, all but multilingual, each kind, long sessions and the rest, and the
-    fixed halves A / B a parameter is chosen on and reported on (crc32 of the id, as the dumps)."""
-    import zlib
+    fixed halves A / B a parameter is chosen on and reported on (fusion_dump.half, as the dumps)."""
+    from fusion_dump import half
 
     out: dict[str, list[str]] = defaultdict(list)
     for q in questions:
         out["all"].append(q.id)
-        out["half " + "AB"[zlib.crc32(q.id.encode()) & 1]].append(q.id)
+        out["half " + half(q.id)].append(q.id)
         if evidence:
             out[f"evidence in {evidence[q.id]}"].append(q.id)
         out[f"kind={q.kind}"].append(q.id)

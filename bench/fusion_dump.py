@@ -13,6 +13,11 @@ import json
 import zlib
 
 
+def half(qid) -> str:
+    """The fixed half a question belongs to (crc32 of its id): parameters are chosen on A and reported on B."""
+    return "AB"[zlib.crc32(str(qid).encode()) & 1]
+
+
 def legs_of(retriever, query: str, pool: int) -> tuple[dict, list[int]]:
     """The real legs of `retriever.run` for a request of recall's defaults `pool` deep; (legs, union of rows)."""
     from funes.retrieval.retriever import RecallRequest

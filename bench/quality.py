@@ -32,7 +32,6 @@ import platform
 import sys
 import tempfile
 import time
-import zlib
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -41,6 +40,7 @@ sys.path.insert(0, str(HERE))
 
 import quality_data as data  # noqa: E402
 import quality_recall as recall  # noqa: E402
+from fusion_dump import half  # noqa: E402  (the fixed halves every suite shares)
 from quality_score import aggregate, score_question  # noqa: E402
 from quality_writers import claude_root, codex_root, write_haystack  # noqa: E402
 
@@ -200,11 +200,6 @@ def summarize(name: str, rows: dict, timing: dict, index_stats: list, elapsed: f
         }
     out["hit1_flips_vs_hybrid"] = _flips(rows)
     return out
-
-
-def half(qid) -> str:
-    """The fixed half a question belongs to: parameters are chosen on A and reported on B."""
-    return "AB"[zlib.crc32(str(qid).encode()) & 1]
 
 
 def _flips(rows: dict) -> dict:

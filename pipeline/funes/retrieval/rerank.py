@@ -18,6 +18,8 @@ import time
 
 import numpy as np
 
+from funes import vocab
+
 RERANK_CHARS = 1000  # ~250 word-piece tokens of prose; chunks are <= 1200 chars anyway
 RERANK_BATCH = 32
 HALF_LIFE_DAYS = 30.0
@@ -35,7 +37,6 @@ TOOL_PRIOR = 0.4
 # than text, so the conclusion comes first (same rule, 1.0 to 0.4 tried, after the tool prior: hit@1
 # 29.8 -> 32.5, both halves up, the thinking passages too)
 THINKING_PRIOR = 0.9
-TOOL_TYPES = ("tool_use", "tool_result")
 
 
 def truncate(text: str, limit: int = RERANK_CHARS) -> str:
@@ -76,11 +77,13 @@ def recency(
 def kind_prior(
     codes: np.ndarray, block_types: list[str], tool_prior: float = TOOL_PRIOR, thinking_prior: float = THINKING_PRIOR
 ) -> np.ndarray:
-    """Multiplier per row by block type: `tool_prior` for tool calls and output, `thinking_prior` for
-    thinking, 1.0 for text."""
+    """Multiplier per row by block type: `tool_prior` for tool calls and output (their own indexing
+    tiers, `vocab.tier_of`), `thinking_prior` for thinking, 1.0 for text."""
     codes = np.asarray(codes)
-    out = np.ones(len(codes))
-    for names, weight in ((TOOL_TYPES, tool_prior), (("thinking",), thinking_prior)):
-        if weight != 1.0 and len(codes):
-            out[np.isin(codes, [i for i, name in enumerate(block_types) if name in names])] = float(weight)
-    return out
+    if not len(codes):
+        return np.ones(0)
+    per_code = [
+        tool_prior if vocab.tier_of(name) != "text" else thinking_prior if name == "thinking" else 1.0
+        for name in block_types
+    ]
+    return np.asarray(per_code, dtype=np.float64)[codes]

@@ -2,9 +2,10 @@
 
 The recall pipeline (upstream-spec 5.2, with the changes of ARCHITECTURE.md 7):
 query -> [embed -> faiss] ∥ [tokenise -> BM25] -> fusion (`hybrid`, convex by default) -> fetch the pool's rows ->
-cross-encoder (or fused order) x recency x kind prior (tool blocks and thinking weigh less than text) -> top k -> neighbours. The vector leg runs only over rows
-that have vectors and is skipped outright when none do (the embedder is then never loaded), so a
-memory answers lexically seconds after its first index, and hybrid as vectors backfill.
+cross-encoder (or fused order) x recency x kind prior (tool blocks and thinking weigh less than text) ->
+top k -> neighbours. The vector leg runs only over rows that have vectors and is skipped outright when
+none do (the embedder is then never loaded), so a memory answers lexically seconds after its first
+index, and hybrid as vectors backfill.
 
 It only reads: repairing indexes a crashed indexer left stale is the recall command's decision
 (`memory.indexes.refresh_if_stale`), and the request is validated there too. Models come from
