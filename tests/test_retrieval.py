@@ -158,12 +158,14 @@ def test_the_priors_are_validated_and_the_cli_defaults_are_the_library_s(funes_h
 
     args = (8, 30, 0.0, 0.98, 1, None, None)
     assert request("deploy", *args).tool_prior == TOOL_PRIOR
-    assert request("deploy", *args, 1.0).tool_prior == 1.0
+    assert request("deploy", *args, tool_prior=1.0).tool_prior == 1.0
     for bad in (0.0, -1.0, 1.5, math.nan):
         with pytest.raises(UsageError, match="--tool-prior"):
-            request("deploy", *args, bad)
+            request("deploy", *args, tool_prior=bad)
         with pytest.raises(UsageError, match="--thinking-prior"):
-            request("deploy", *args, 0.5, bad)
+            request("deploy", *args, tool_prior=0.5, thinking_prior=bad)
+    with pytest.raises(TypeError, match="tool_weight"):
+        request("deploy", tool_weight=0.5)
     parsed = cli.build_parser().parse_args(["recall", "x"])
     assert (parsed.tool_prior, parsed.thinking_prior) == (TOOL_PRIOR, THINKING_PRIOR)
 

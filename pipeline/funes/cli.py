@@ -95,6 +95,7 @@ def cmd_recall(args) -> int:
         recency_floor=args.recency_floor,
         tool_prior=args.tool_prior,
         thinking_prior=args.thinking_prior,
+        bridge_weight=args.bridge,
         neighbors=args.neighbors,
         block_type=args.type,
         harness=args.harness,
@@ -395,6 +396,14 @@ def _add_recall(sub) -> None:
         default=0.9,
         metavar="P",
         help="weight of thinking blocks against text of equal relevance (default 0.9; 1 = none)",
+    )
+    rc.add_argument(
+        "--bridge",
+        type=float,
+        default=0.5,
+        metavar="W",
+        help="weight of the Chinese and Japanese renderings of an English query's words, and the reverse, in the "
+        "keyword search (default 0.5; 0 = none)",
     )
     rc.add_argument("--neighbors", type=int, default=1, metavar="W", help="attach chunks within W seqs (default 1)")
     rc.add_argument("--type", choices=vocab.BLOCK_TYPES, help="only this block type")

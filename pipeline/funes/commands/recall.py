@@ -11,7 +11,7 @@ from funes.commands.reading import answer, memory_list
 from funes.errors import FunesError, MemoryOffline, UsageError
 from funes.memory import Memory, indexes
 from funes.results import RecallResult
-from funes.retrieval import multi, rerank
+from funes.retrieval import bridge, multi, rerank
 from funes.retrieval.retriever import RecallRequest, Retriever
 
 # how long a recall waits for a writer that is building or repairing the indexes right now
@@ -20,7 +20,8 @@ WAIT_S = float(os.environ.get("FUNES_RECALL_WAIT", "10"))
 
 def recall(query: str, *, memory: str | None = None, progress=None, **options) -> RecallResult:
     """Recall from one or several memories; `options` are `request`'s keywords (k, candidates,
-    half_life, recency_floor, neighbors, block_type, harness, tool_prior, thinking_prior), validated there."""
+    half_life, recency_floor, neighbors, block_type, harness, tool_prior, thinking_prior,
+    bridge_weight), validated there."""
     req = request(query, **options)
     specs = memory_list(memory)
 
@@ -80,10 +81,10 @@ def request(
     neighbors: int = 1,
     block_type: str | None = None,
     harness: str | None = None,
-    tool_prior: float = rerank.TOOL_PRIOR,
-    thinking_prior: float = rerank.THINKING_PRIOR,
+    **weights: float,
 ) -> RecallRequest:
-    """The validated request; every refusal of a bad recall argument is worded here."""
+    """The validated request; every refusal of a bad recall argument is worded here. `weights`:
+    tool_prior, thinking_prior and bridge_weight (`_WEIGHTS`)."""
     query = " ".join((query or "").split())
     if not query:
         raise UsageError('empty query — say what to recall, e.g. funes recall "why did we switch parsers"')
@@ -93,12 +94,10 @@ def request(
         raise UsageError("--half-life must be a number of days (got nan)")
     if not math.isfinite(recency_floor) or not 0 <= recency_floor <= 1:
         raise UsageError(f"--recency-floor must be between 0 and 1 (got {recency_floor})")
-    for flag, prior in (("--tool-prior", tool_prior), ("--thinking-prior", thinking_prior)):
-        if not math.isfinite(prior) or not 0 < prior <= 1:
-            raise UsageError(f"{flag} must be above 0 and at most 1 (got {prior})")
     for flag, value in (("--harness", harness), ("--type", block_type)):
         if value is not None and not value.strip():
             raise UsageError(f"{flag} needs a value (leave the flag out for no filter)")
+    w = _weights(weights)
     return RecallRequest(
         query,
         k=k,
@@ -108,6 +107,28 @@ def request(
         neighbors=neighbors,
         block_type=vocab.parse_block_type(block_type),
         harness=vocab.parse_harness(harness),
-        tool_prior=tool_prior,
-        thinking_prior=thinking_prior,
+        tool_prior=w["tool_prior"],
+        thinking_prior=w["thinking_prior"],
+        bridge_weight=w["bridge_weight"],
     )
+
+
+# recall's weights in [0, 1]: (flag, default, whether 0 is allowed)
+_WEIGHTS = {
+    "tool_prior": ("--tool-prior", rerank.TOOL_PRIOR, False),
+    "thinking_prior": ("--thinking-prior", rerank.THINKING_PRIOR, False),
+    "bridge_weight": ("--bridge", bridge.WEIGHT, True),
+}
+
+
+def _weights(given: dict[str, float]) -> dict[str, float]:
+    unknown = sorted(set(given) - set(_WEIGHTS))
+    if unknown:
+        raise TypeError(f"request() got unknown keyword(s): {', '.join(unknown)}")
+    out = {}
+    for name, (flag, default, zero) in _WEIGHTS.items():
+        value = given.get(name, default)
+        if not math.isfinite(value) or not (0 <= value <= 1 if zero else 0 < value <= 1):
+            raise UsageError(f"{flag} must be {'between 0 and 1' if zero else 'above 0 and at most 1'} (got {value})")
+        out[name] = value
+    return out

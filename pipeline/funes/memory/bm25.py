@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -195,21 +196,44 @@ def load(folder: Path, start: int) -> Segment:
     return Segment(start, vocab, data, indices, indptr, doclen)
 
 
+class Synonyms(NamedTuple):
+    """One word of the query in other forms (other scripts, other languages), scored as one word.
+
+    A document scores the best form's mean term score, times `weight`. Every form shares one idf, from
+    the largest document frequency among the forms' and the `source` word's own terms (as Lucene's
+    synonym query does): how informative a word is does not change with the language it is written in,
+    and a rendering that is rare only because few documents are in its language must not outweigh the
+    word the question used.
+    """
+
+    weight: float
+    forms: tuple[tuple[str, ...], ...]
+    source: tuple[str, ...] = ()
+
+
 def search(
-    segments: list[Segment], terms: list[str], limit: int, allowed: np.ndarray | None = None
+    segments: list[Segment],
+    terms: list[str],
+    limit: int,
+    allowed: np.ndarray | None = None,
+    synonyms: Sequence[Synonyms] = (),
 ) -> tuple[np.ndarray, np.ndarray]:
     """Top `limit` chunk rows for the query terms (Lucene BM25 over the union of segments).
 
-    `allowed` is a boolean mask over chunk rows (filters); rows beyond it are excluded. Returns
-    (rows, scores) best first, ties broken by row; only rows matching at least one term.
+    `allowed` is a boolean mask over chunk rows (filters); rows beyond it are excluded. `synonyms`
+    adds words given in several forms. Returns (rows, scores) best first, ties broken by row; only rows
+    matching at least one term.
     """
-    if not segments or not terms or limit <= 0:
+    every = list(dict.fromkeys([*terms, *(t for s in synonyms for t in (*s.source, *chain(*s.forms)))]))
+    if not segments or not every or limit <= 0:
         return np.empty(0, np.int64), np.empty(0, np.float32)
     n_docs = sum(s.n for s in segments)
     avgdl = max(float(sum(float(np.sum(s.doclen, dtype=np.float64)) for s in segments)) / max(n_docs, 1), 1e-9)
-    hits = {t: [s.postings(t) for s in segments] for t in terms}
+    hits = {t: [s.postings(t) for s in segments] for t in every}
     # document frequency over the whole memory, once per term (not once per segment and term)
-    idfs = {t: _idf(n_docs, sum(len(q[0]) for q in hits[t] if q is not None)) for t in hits}
+    dfs = {t: sum(len(q[0]) for q in hits[t] if q is not None) for t in hits}
+    idfs = {t: _idf(n_docs, df) for t, df in dfs.items()}
+    shared = [_idf(n_docs, max(dfs[t] for t in (*s.source, *chain(*s.forms)))) for s in synonyms]
     rows_out, scores_out = [], []
     for i, seg in enumerate(segments):
         scores = None
@@ -223,6 +247,12 @@ def search(
             w = (idf * tf / (tf + norm)).astype(np.float32)
             part = np.bincount(docs, weights=w, minlength=seg.n)
             scores = part if scores is None else scores + part
+        saturated: dict[str, np.ndarray | None] = {}  # tf / (tf + norm) per document, once per term
+        for syn, idf in zip(synonyms, shared, strict=True):
+            got = _best([[_saturation(hits[t][i], seg, avgdl, saturated, t) for t in form] for form in syn.forms])
+            if got is not None:
+                got = (syn.weight * idf) * got
+                scores = got if scores is None else scores + got
         if scores is None:
             continue
         local = np.flatnonzero(scores > 0)
@@ -237,6 +267,28 @@ def search(
         return np.empty(0, np.int64), np.empty(0, np.float32)
     rows, scores = np.concatenate(rows_out), np.concatenate(scores_out)
     return top(rows, scores, limit)
+
+
+def _saturation(p, seg: Segment, avgdl: float, cache: dict, term: str) -> np.ndarray | None:
+    if term not in cache:
+        if p is None or not len(p[0]):
+            cache[term] = None
+        else:
+            docs, tf = p
+            norm = K1 * (1 - B + B * np.asarray(seg.doclen)[docs] / avgdl)
+            cache[term] = np.bincount(docs, weights=tf / (tf + norm), minlength=seg.n)
+    return cache[term]
+
+
+def _best(forms: list[list[np.ndarray | None]]) -> np.ndarray | None:
+    """Per document, the best form's mean over its terms (None: no form matches anywhere)."""
+    best = None
+    for parts in forms:
+        got = [p for p in parts if p is not None]
+        if got:
+            mean = sum(got[1:], got[0]) / len(parts)
+            best = mean if best is None else np.maximum(best, mean)
+    return best
 
 
 def _idf(n_docs: int, df: int) -> np.float64:

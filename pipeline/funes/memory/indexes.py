@@ -28,7 +28,7 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -41,6 +41,7 @@ from funes import paths
 from funes.errors import FunesError
 from funes.memory import bm25, contexts, facets, lock, tokenize, vecindex
 from funes.memory.atomic import read_json, write_json
+from funes.memory.bm25 import Synonyms
 
 FORMAT = 1
 MANIFEST = "manifest.json"
@@ -534,8 +535,14 @@ class Indexes:
     def model(self) -> str | None:
         return self.manifest["vectors"].get("model")
 
-    def lexical(self, terms: list[str], limit: int, allowed: np.ndarray | None = None):
-        return bm25.search(self.bm25, terms, limit, allowed)
+    def lexical(
+        self,
+        terms: list[str],
+        limit: int,
+        allowed: np.ndarray | None = None,
+        synonyms: Sequence[Synonyms] = (),
+    ):
+        return bm25.search(self.bm25, terms, limit, allowed, synonyms)
 
     def vector(self, query: np.ndarray, limit: int, allowed: np.ndarray | None = None):
         rows, scores = vecindex.search(self.faiss, query, limit, allowed, self.offsets)

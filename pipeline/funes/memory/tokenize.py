@@ -139,6 +139,11 @@ def tokenize_many(texts) -> list[list[str]]:
     return [tokenize(t or "") for t in texts]
 
 
+def cjk_runs(text: str) -> list[str]:
+    """The runs of Chinese, Japanese or Korean characters in a text."""
+    return _CJK.findall(text)
+
+
 def query_terms(text: str) -> list[str]:
     """Distinct query tokens in first-seen order."""
     return list(dict.fromkeys(tokenize(text)))

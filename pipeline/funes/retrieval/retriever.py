@@ -26,7 +26,7 @@ from funes.memory import Memory, indexes
 from funes.memory.remote import RemoteMemory
 from funes.memory.tokenize import asks_for_output, lexical_terms, query_terms
 from funes.results import GetResult, Hit, RecallResult
-from funes.retrieval import context, distinct, hybrid, rerank
+from funes.retrieval import bridge, context, distinct, hybrid, rerank
 
 AUTO = "auto"
 LEGS = ("vector", "bm25")  # the two legs fused; a benchmark may run one alone
@@ -67,6 +67,7 @@ class RecallRequest:
     tool_prior: float = rerank.TOOL_PRIOR  # tool blocks' weight against prose (rerank.kind_prior)
     thinking_prior: float = rerank.THINKING_PRIOR  # thinking's weight against text
     output_cues: bool = True  # a question that names tool output (tokenize.asks_for_output) drops the prior
+    bridge_weight: float = bridge.WEIGHT  # weight of the other language's words in the lexical leg (0 = none)
     neighbors: int = 1
     block_type: str | None = None  # a vocab.BLOCK_TYPES value
     harness: str | None = None  # a stored facet (vocab.parse_harness)
@@ -161,7 +162,8 @@ class Retriever:
             legs["vector"] = self._vector_leg(ix, req.query, req.pool, allowed, clock)
         if "bm25" in req.legs:
             terms = query_terms(req.query) if req.scaffold else lexical_terms(req.query)
-            legs["bm25"] = ix.lexical(terms, req.pool, allowed)
+            extra = bridge.synonyms(req.query, terms, req.bridge_weight) if req.bridge_weight > 0 else []
+            legs["bm25"] = ix.lexical(terms, req.pool, allowed, extra)
             clock.lap("bm25")
         return legs
 
