@@ -49,6 +49,8 @@ RECALL_DOC = (
     "of anything (never built, dropped, out of scope, never discussed) — a confident claim about a past "
     "decision is the cue. Prose ranks ahead of tool output of equal relevance unless the query names "
     "output (an error, a log, a traceback); for tool output alone pass `block_type` `tool_result`. "
+    "An English query also reaches sessions written in Chinese or Japanese, and the reverse, through a glossary "
+    "of common coding words; naming identifiers (paths, flags, function names) helps in any language. "
     "Pass `memory` to read another memory (a path or a shared one)."
 )
 GET_DOC = (
