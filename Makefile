@@ -47,7 +47,7 @@ bench: $(STAMP)
 	# every public suite in full (LoCoMo 1,982, LongMemEval oracle pooled 470, LongMemEval-S 36) and the dev set;
 	# the vector caches make reruns cost indexing and recall only
 	$(BIN)/python bench/quality.py --full --fusions rrf,z:0.65,conf:0.7:4:0,mm:0.8+1 --cache bench/out/quality/vectors.npz
-	$(BIN)/python bench/devset_eval.py --fusions rrf,z:0.65,conf:0.7:4:0,mm:0.8+1 --variants tool=1
+	$(BIN)/python bench/devset_eval.py --fusions rrf,z:0.65,conf:0.7:4:0,mm:0.8+1 --variants tool=1,bridge=0
 
 # Claude Code and Codex from npm, Hermes from PyPI, outside the project venv (tests/test_agent_clis.py finds them)
 agent-clis:

@@ -129,6 +129,7 @@ FIELDS = {
     "pool": ("candidates", int),
     "fusion": ("fusion", str),
     "cues": ("output_cues", lambda v: v == "1"),
+    "bridge": ("bridge_weight", float),
 }
 
 

@@ -120,9 +120,9 @@ def pct(xs: list[float], p: float) -> float:
     return float(np.percentile(np.asarray(xs) * 1000, p)) if xs else float("nan")
 
 
-def warm(retriever, qs: list[str], rounds: int = 2, fusion: str | None = None) -> dict:
-    """p50/p95 ms of the whole recall and of each stage (first pass over the queries is warm-up)."""
-    opts = {"fusion": fusion} if fusion else {}
+def warm(retriever, qs: list[str], rounds: int = 2, **opts) -> dict:
+    """p50/p95 ms of the whole recall and of each stage (first pass over the queries is warm-up);
+    `opts`: RecallRequest fields to change."""
     for q in qs[:3]:
         retriever.recall(q, **opts)
     total, stages = [], {s: [] for s in STAGES}
@@ -265,6 +265,7 @@ def main() -> None:
     ap.add_argument("--skip-rerank", action="store_true", help="no pass with the tests' tiny cross-encoder")
     ap.add_argument("--workdir", help="keep (and reuse) the built memories here instead of a temp dir")
     ap.add_argument("--fusions", help="comma list of fusion specs: warm recall without rerank under each")
+    ap.add_argument("--without-bridge", action="store_true", help="warm recall without the bridge too")
     ap.add_argument("--vector-cache", help="a bench/devset_cache.py file the real embedder reads through")
     args = ap.parse_args()
     if args.vector_cache:  # the corpus's chunks were embedded before: only queries are embedded now
@@ -295,6 +296,8 @@ def main() -> None:
             row["warm_no_rerank"] = warm(Retriever(mem, reranker=None), qs)
             for spec in args.fusions.split(",") if args.fusions else []:  # side by side, same memory
                 row[f"warm_no_rerank {spec}"] = warm(Retriever(mem, reranker=None), qs, fusion=spec)
+            if args.without_bridge:
+                row["warm_no_rerank bridge=0"] = warm(Retriever(mem, reranker=None), qs, bridge_weight=0.0)
             ce = None if args.skip_rerank else tiny_reranker(tmp)
             if ce is not None:
                 row["warm_tiny_rerank"] = warm(Retriever(mem, reranker=ce), qs)

@@ -7,6 +7,9 @@ index tokenises them: character bigrams) as a second BM25 query; its scores, tim
 to the lexical leg's own (rows of either list; a row missing from one list gets 0 from it). Then the
 dev set is graded as bench/devset_eval.py grades it, once per LAMBDA (`--lambdas`, 0 = the shipped leg).
 
+Superseded by the shipped bridge (pipeline/funes/retrieval/bridge.py; bench/README.md "A cross-lingual
+bridge"), whose glossary comes from a rule, not from the questions.
+
 Caveat, and the reason this is a probe: GLOSSARY was written in stop 25 *after* reading the dev set's
 multilingual questions, so many entries name their topics; its gains on those questions overstate
 what it would do for new ones. A glossary to ship needs an independent source (a licensed
