@@ -5,10 +5,9 @@ The default embedder reads English only, and BM25 matches tokens, so a question 
 a session written in Chinese found it only through identifiers both happen to share. The bridge adds to
 the lexical query, for each word of the question the glossary knows (glossary.tsv: common words of
 coding sessions, each with its Simplified Chinese, Traditional Chinese and Japanese forms), that word
-in the other scripts, as one word whatever the number of its forms, with the informativeness of the
-word itself (`bm25.Synonyms`). Its
-weight is `WEIGHT` against the question's own words, so a passage that matches the question itself
-still ranks first. Deterministic and local: a table, no model.
+in the other scripts: one word however many forms it has, as informative as the word itself
+(`bm25.Synonyms`), weighing `WEIGHT` against the question's own words, so a passage that matches the
+question itself still ranks first. Deterministic and local: a table, no model.
 """
 
 from __future__ import annotations
