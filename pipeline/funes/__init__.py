@@ -9,7 +9,8 @@ turn by ingest/run.py (the chunk stages straight over Arrow slices, the embed st
 `scan/worker.py`, so that it takes the other core); `memory/` appends the chunk rows to an append-only Lance dataset
 (memory/chunks.lance, vectors in memory/vectors.lance so text is searchable before it is
 embedded) and keeps the faiss + bm25s indexes fresh incrementally; `retrieval/` fuses vector and
-BM25 legs, reranks, weighs recency and attaches neighbours; `commands/` decide what to do and
+BM25 legs (the lexical one bridged to Chinese and Japanese, `retrieval/bridge.py`), reranks, weighs
+recency and block type, and attaches neighbours; `commands/` decide what to do and
 return values (typed in results.py); `render/` turns values into text and `cli.py` prints it;
 `mcp.py` serves the same answers to agents as MCP tools, `serve.py` is the one shared process
 holding the models, and `agents/` registers funes with each agent (`funes add` / `remove`).

@@ -243,7 +243,7 @@ def search(
                 continue
             idf = idfs[t]
             docs, tf = p
-            norm = K1 * (1 - B + B * np.asarray(seg.doclen)[docs] / avgdl)
+            norm = _length_norm(seg, docs, avgdl)
             w = (idf * tf / (tf + norm)).astype(np.float32)
             part = np.bincount(docs, weights=w, minlength=seg.n)
             scores = part if scores is None else scores + part
@@ -275,9 +275,13 @@ def _saturation(p, seg: Segment, avgdl: float, cache: dict, term: str) -> np.nda
             cache[term] = None
         else:
             docs, tf = p
-            norm = K1 * (1 - B + B * np.asarray(seg.doclen)[docs] / avgdl)
-            cache[term] = np.bincount(docs, weights=tf / (tf + norm), minlength=seg.n)
+            cache[term] = np.bincount(docs, weights=tf / (tf + _length_norm(seg, docs, avgdl)), minlength=seg.n)
     return cache[term]
+
+
+def _length_norm(seg: Segment, docs: np.ndarray, avgdl: float) -> np.ndarray:
+    """BM25's k1 x (1 - b + b x doclen / avgdl) for these documents of the segment."""
+    return K1 * (1 - B + B * np.asarray(seg.doclen)[docs] / avgdl)
 
 
 def _best(forms: list[list[np.ndarray | None]]) -> np.ndarray | None:
