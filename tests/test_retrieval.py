@@ -219,7 +219,7 @@ def test_thinking_weighs_the_thinking_prior_and_the_output_cues_leave_it(funes_h
 
 
 def test_a_question_that_names_tool_output_weighs_tool_blocks_as_prose(funes_home):
-    from funes.memory.tokenize import asks_for_output
+    from funes.retrieval.rerank import asks_for_output
 
     assert asks_for_output("What error did pytest print?") and asks_for_output("what did the LOG say")
     assert not asks_for_output("why did we drop the erroneous parser") and not asks_for_output("how do logins work")

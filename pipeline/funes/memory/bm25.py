@@ -232,7 +232,7 @@ def search(
     hits = {t: [s.postings(t) for s in segments] for t in every}
     # document frequency over the whole memory, once per term (not once per segment and term)
     dfs = {t: sum(len(q[0]) for q in hits[t] if q is not None) for t in hits}
-    idfs = {t: _idf(n_docs, df) for t, df in dfs.items()}
+    idfs = {t: _idf(n_docs, dfs[t]) for t in terms}  # the synonyms' forms share one idf each (below)
     shared = [_idf(n_docs, max(dfs[t] for t in (*s.source, *chain(*s.forms)))) for s in synonyms]
     rows_out, scores_out = [], []
     for i, seg in enumerate(segments):

@@ -202,37 +202,6 @@ def lexical_terms(text: str) -> list[str]:
     return content or terms
 
 
-# Nouns and verbs that ask for what a tool printed rather than what was said: a question naming one
-# of them ("what error …", "what did the log say …") is about tool output, so recall weighs tool
-# blocks as prose (retrieval/rerank.kind_prior). Written down once, then measured (bench/README.md
-# "A prior for prose" says what it was chosen from); whole lowercase words of the question.
-OUTPUT_CUES = frozenset(
-    [
-        "error",
-        "errors",
-        "exception",
-        "traceback",
-        "stacktrace",
-        "log",
-        "logs",
-        "logged",
-        "output",
-        "printed",
-        "print",
-        "prints",
-        "stderr",
-        "stdout",
-        "warning",
-        "warnings",
-    ]
-)
-
-
-def asks_for_output(text: str) -> bool:
-    """True when the question names tool output (OUTPUT_CUES)."""
-    return any(w in OUTPUT_CUES for w in re.findall(r"[a-z]+", text.lower()))
-
-
 @lru_cache(maxsize=1)
 def _scaffold_terms() -> frozenset[str]:
     return frozenset(t for w in SCAFFOLD for t in _expand(w))

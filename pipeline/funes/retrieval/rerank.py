@@ -14,6 +14,7 @@ better passage. `half_life <= 0` disables it; rows with an empty or unparseable 
 
 from __future__ import annotations
 
+import re
 import time
 
 import numpy as np
@@ -31,12 +32,43 @@ RECENCY_FLOOR = 0.98
 # users ask about. Chosen on half A of the dev set (hit@1 + hit@8; 1.0 to 0.3 tried), it lifts
 # passage hit@8 55.6 -> 63.6; tool-output passages keep their hit@8 and lose rank within the 8
 # (bench/README.md "A prior for prose"); the public suites hold prose only. 1.0 turns it off, and a
-# question that names tool output gets 1.0 (RecallRequest.output_cues, tokenize.asks_for_output).
+# question that names tool output gets 1.0 (RecallRequest.output_cues, asks_for_output).
 TOOL_PRIOR = 0.4
 # thinking restates the question and plans the answer that the text after it states: a little less
 # than text, so the conclusion comes first (same rule, 1.0 to 0.4 tried, after the tool prior: hit@1
 # 29.8 -> 32.5, both halves up, the thinking passages too)
 THINKING_PRIOR = 0.9
+
+
+# Nouns and verbs that ask for what a tool printed rather than what was said: a question naming one
+# of them ("what error …", "what did the log say …") is about tool output, so recall weighs tool
+# blocks as prose (kind_prior gets tool_prior 1.0). Written down once, then measured (bench/README.md
+# "A prior for prose" says what it was chosen from); whole lowercase words of the question.
+OUTPUT_CUES = frozenset(
+    [
+        "error",
+        "errors",
+        "exception",
+        "traceback",
+        "stacktrace",
+        "log",
+        "logs",
+        "logged",
+        "output",
+        "printed",
+        "print",
+        "prints",
+        "stderr",
+        "stdout",
+        "warning",
+        "warnings",
+    ]
+)
+
+
+def asks_for_output(text: str) -> bool:
+    """True when the question names tool output (OUTPUT_CUES)."""
+    return any(w in OUTPUT_CUES for w in re.findall(r"[a-z]+", text.lower()))
 
 
 def truncate(text: str, limit: int = RERANK_CHARS) -> str:

@@ -24,7 +24,7 @@ from funes import models, paths
 from funes.errors import FunesError, MemoryIncompatible
 from funes.memory import Memory, indexes
 from funes.memory.remote import RemoteMemory
-from funes.memory.tokenize import asks_for_output, lexical_terms, query_terms
+from funes.memory.tokenize import lexical_terms, query_terms
 from funes.results import GetResult, Hit, RecallResult
 from funes.retrieval import bridge, context, distinct, hybrid, rerank
 
@@ -66,7 +66,7 @@ class RecallRequest:
     recency_floor: float = rerank.RECENCY_FLOOR
     tool_prior: float = rerank.TOOL_PRIOR  # tool blocks' weight against prose (rerank.kind_prior)
     thinking_prior: float = rerank.THINKING_PRIOR  # thinking's weight against text
-    output_cues: bool = True  # a question that names tool output (tokenize.asks_for_output) drops the prior
+    output_cues: bool = True  # a question that names tool output (rerank.asks_for_output) drops the prior
     bridge_weight: float = bridge.WEIGHT  # weight of the other language's words in the lexical leg (0 = none)
     neighbors: int = 1
     block_type: str | None = None  # a vocab.BLOCK_TYPES value
@@ -195,7 +195,7 @@ class Retriever:
         else:
             rel = np.array([f.normalised for f in fused])
         rec = rerank.recency(np.asarray(ix.facets.ts)[rows], req.half_life, req.recency_floor, req.now)
-        tool_prior = 1.0 if req.output_cues and asks_for_output(req.query) else req.tool_prior
+        tool_prior = 1.0 if req.output_cues and rerank.asks_for_output(req.query) else req.tool_prior
         kinds = np.asarray(ix.facets.block_type)[rows]
         prior = rerank.kind_prior(kinds, ix.facets.block_types, tool_prior, req.thinking_prior)
         score = rel * rec * prior
