@@ -14,7 +14,8 @@ shipped embedder). Then the first 8 of the pool are graded under:
   the pool: the embedder reads one sentence at a time, so a paraphrased sentence is not diluted by
   the rest of a 1,200-character chunk.
 
-Passage hit@1/3/8 for all questions, the English ones, and the fixed halves A / B (fusion_dump.half).
+Passage hit@1/3/8 for all questions, all but the multilingual ones, and the fixed halves A / B
+(devset_eval.py's slices and metrics).
 bench/README.md "Issue 10 at stop 27" has the figures; neither is shipped.
 """
 
@@ -33,7 +34,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from devset.questions import QUESTIONS, is_hit, load  # noqa: E402
-from fusion_dump import half  # noqa: E402
+from devset_eval import groups, metrics  # noqa: E402
 
 POOL, K = 30, 8
 SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|\n+")
@@ -83,17 +84,18 @@ def rank(pool, scores) -> int | None:
     return next((r for r, i in enumerate(order, 1) if pool[i][2]), None)
 
 
+SLICES = ("all", "all but multilingual", "half A", "half B")
+
+
 def grade(questions, ranks: dict[str, int | None]) -> str:
-    slices = {"all": [], "English": [], "half A": [], "half B": []}
-    for q in questions:
-        for name in ("all", "English" if q.kind != "multilingual" else None, "half " + half(q.id)):
-            if name:
-                slices[name].append(ranks[q.id])
-
-    def share(rs, n):
-        return 100 * sum(1 for r in rs if r is not None and r <= n) / max(len(rs), 1)
-
-    return "  ".join(f"{name} {share(rs, 1):.1f}/{share(rs, 3):.1f}/{share(rs, 8):.1f}" for name, rs in slices.items())
+    """hit@1/3/8 per slice, as devset_eval.py reports them (its slices and its metrics)."""
+    graded = {i: {"rank": r, "deep": r} for i, r in ranks.items()}
+    out = []
+    for name, ids in groups(questions).items():
+        if name in SLICES:
+            m = metrics([graded[i] for i in ids])
+            out.append(f"{name} {m['hit@1']:.1f}/{m['hit@3']:.1f}/{m['hit@8']:.1f}")
+    return "  ".join(out)
 
 
 def main(argv=None) -> int:
